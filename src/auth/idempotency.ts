@@ -1,7 +1,7 @@
 import type { AppContext } from "../context";
 import { sha256Hex } from "../client/sign";
 import type { BatchedDeleteResult } from "../db/batched-delete";
-import { type Queryable, StoreUnavailable, type TxOptions } from "../db/port";
+import { type Queryable, StoreUnavailable, type TxOptions, type TxScope, withBehind } from "../db/port";
 import { lastStatements } from "../db/in-order";
 import { retryWhileHeld } from "../db/row-held";
 import { AppError } from "../http/errors/errors";
@@ -109,14 +109,14 @@ export class IdempotencyStore {
    * Round trips (PostgreSQL): the nonce, the claim and the effect's first statements are sent together, without
    * waiting for the nonce and the claim to answer; their answers decide before the effect's: a replay or a reused
    * key is answered as such, and whatever the effect wrote meanwhile is rolled back with the transaction. The
-   * effect may hand over statements it sent and did not wait for (`pending`, e.g. its outbox event): they ride with
+   * effect may leave statements it sent in flight (`t.behind(…)`, TxScope: its outbox event): they ride with
    * the stored response and, on PostgreSQL, with the COMMIT (TxOptions.lastAnsweredWithCommit), whose answer waits
    * for theirs. The transaction may share its commit with others
    * arriving together (group commit on either engine).
    */
   async run<T extends object>(
     claim: IdempotencyClaim | null,
-    effect: (t: Queryable, pending: (work: Promise<unknown>) => void) => T | Promise<T>,
+    effect: (t: TxScope) => T | Promise<T>,
     status = 200,
     nonce: DeferredNonce | null = null,
     /** The contended row the effect changes (TxOptions.group), for a commit shared with others (none: alone), and
@@ -131,7 +131,7 @@ export class IdempotencyStore {
           if (nonce) checks.push(this.nonces!.use(nonce.keyId, nonce.nonce, t).then((fresh) => fresh || Promise.reject(replayDetected())));
           if (claim) checks.push(this.claimIn(t, claim, this.ctx.clock.now(), null));
           const tail: Array<Promise<unknown>> = [];
-          const effected = (async () => effect(t, (work) => void tail.push(work)))();
+          const effected = (async () => effect(withBehind(t, (work) => void tail.push(work))))();
           // The checks decide first, in their order: a replay is answered as one even if the effect would fail now.
           const settled = await Promise.allSettled([...checks, effected]);
           const failed = settled.find((r) => r.status === "rejected");

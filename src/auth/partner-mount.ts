@@ -1,9 +1,9 @@
 import type { TObject, TProperties, TSchema } from "@sinclair/typebox";
 import { type Owner, ownerOf, type PartnerActor } from "./actors";
 import type { PartnerRequest } from "./partner-request";
-import type { Queryable } from "../db/port";
+import type { Queryable, TxScope } from "../db/port";
 import { ok } from "../http/envelope";
-import type { Mutation, MutationEffect, MutationOptions, Pending } from "./partner-mutation";
+import type { Mutation, MutationEffect, MutationOptions } from "./partner-mutation";
 
 // The partner routes that have a sandbox twin (users, salutes, webhooks) are declared once, by their room, as a
 // function of the mount they serve, and mounted twice by src/app.ts: live (LIVE, below) and sandbox
@@ -20,7 +20,7 @@ export interface HeldFixtures {
 }
 
 /** A write's effect as a mount runs it, in its transaction `t`. */
-export type HeldEffect<T> = (t: Queryable, pending: Pending, fixtures?: HeldFixtures) => Promise<T>;
+export type HeldEffect<T> = (t: TxScope, fixtures?: HeldFixtures) => Promise<T>;
 
 /** The calling key's side of a mount: whose rows it works on, and how its writes' transactions hold them. */
 export interface Opened {

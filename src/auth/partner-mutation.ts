@@ -1,13 +1,13 @@
 import type { IdempotencyStore } from "./idempotency";
 import type { PartnerRequest } from "./partner-request";
 import type { AppContext } from "../context";
-import type { Queryable } from "../db/port";
+import type { Queryable, TxScope } from "../db/port";
 
-/** Statements an effect sent and did not wait for; they ride with the stored response (IdempotencyStore.run). */
-export type Pending = (work: Promise<unknown>) => void;
-
-/** What a signed mutation does, in the transaction `t` that also claims its Idempotency-Key. */
-export type MutationEffect<T> = (t: Queryable, pending: Pending) => Promise<T>;
+/**
+ * What a signed mutation does, in the transaction `t` that also claims its Idempotency-Key; what it sends and does not
+ * wait for it leaves with `t.behind` (TxScope).
+ */
+export type MutationEffect<T> = (t: TxScope) => Promise<T>;
 
 export interface MutationOptions {
   /** Elysia's `set`, on a route that creates: the answer, and its stored replay, is 201. */

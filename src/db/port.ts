@@ -35,6 +35,39 @@ export interface Queryable {
 }
 
 /**
+ * A transaction as a mutation's effect sees it (IdempotencyStore.run): its statements, and `behind` for statements
+ * the effect sent and does not wait for (an outbox event). Their failure is the transaction's: they are sent with
+ * its last statements and, on PostgreSQL, answered with its COMMIT. The effect says what it leaves in flight; how
+ * it rides is the store's.
+ */
+export interface TxScope extends Queryable {
+  behind(work: Promise<unknown>): void;
+}
+
+/** `t` with `behind` (TxScope): the transaction's statements, unchanged, and where work left in flight goes. */
+export const withBehind = (t: Queryable, behind: (work: Promise<unknown>) => void): TxScope => ({
+  dialect: t.dialect,
+  all: (sql, params) => t.all(sql, params),
+  get: (sql, params) => t.get(sql, params),
+  run: (sql, params) => t.run(sql, params),
+  behind,
+});
+
+/**
+ * Runs `body` with `t` as a TxScope whose work left in flight is waited for before `body`'s answer counts: for a
+ * caller inside a transaction of its own making (a savepoint, a fixture write), where nothing sends it later.
+ */
+export async function settlingBehind<T>(t: Queryable, body: (t: TxScope) => Promise<T>): Promise<T> {
+  const behind: Array<Promise<unknown>> = [];
+  const out = await body(withBehind(t, (work) => void behind.push(work))).catch(async (err: unknown) => {
+    await Promise.allSettled(behind);
+    throw err;
+  });
+  for (const r of await Promise.allSettled(behind)) if (r.status === "rejected") throw r.reason;
+  return out;
+}
+
+/**
  * A read that grows with the data, run apart from the event loop (`Store.apart`, src/db/apart.ts): a named function
  * of a Queryable and plain arguments that only reads; its arguments and answer must survive structured cloning.
  */

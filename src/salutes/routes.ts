@@ -28,11 +28,11 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
     async ({ partner, body }: { partner: PartnerRequest; body: typeof M.sandboxMutationBody.static }) => {
       const { owner, hold } = await m.open(partner.actor);
       let deliveries: Promise<number> | undefined;
-      const effect = hold(async (t, pending, fixtures) => {
+      const effect = hold(async (t, fixtures) => {
         // The sandbox fills the fields a call leaves out from its fixtures (fx-alice, 1 salute, sandbox_test, sandbox);
         // the live schema requires every field.
         const input = fixtures ? fixtures.entry(body) : (body as EntryBody);
-        const r = await postEntry(t, ctx, owner, authorOf(partner), kind, input, pending);
+        const r = await postEntry(t, ctx, owner, authorOf(partner), kind, input);
         deliveries = r.deliveries;
         return ok({ ...m.write, ...r.answer });
       });

@@ -1,6 +1,6 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import type { Queryable } from "../db/port";
+import type { TxScope } from "../db/port";
 import { listAnswer, pageOf, type PageRequest } from "../http/pagination";
 import { getUserOrThrow, requireActiveUser, type UserRow } from "../partner/service";
 import { minorToNumber, parseAmountMinor } from "./amounts";
@@ -44,18 +44,17 @@ function answerOf(ctx: SalutesCtx, user: UserRow, deltaMinor: number, entry: App
 /**
  * A credit or a debit, in the idempotency transaction `t`: the user check, the conditional balance move, the
  * entry and the outbox event commit together or not at all. `answer` is the response body; `deliveries` says
- * how many deliveries the event queued (whether the dispatcher has anything to send). Given `pending`, the event
- * is sent and handed over instead of waited for (IdempotencyStore.run sends the stored answer with it: one round
- * trip for both on PostgreSQL); without it, `deliveries` has settled when this returns.
+ * how many deliveries the event queued (whether the dispatcher has anything to send). The event is left in flight
+ * with the transaction (`t.behind`): IdempotencyStore.run sends the stored answer with it, one round trip for both
+ * on PostgreSQL.
  */
 export async function postEntry(
-  t: Queryable,
+  t: TxScope,
   ctx: SalutesCtx,
   owner: Owner,
   author: EntryAuthor,
   kind: "credit" | "debit",
   body: EntryBody,
-  pending?: (work: Promise<unknown>) => void,
 ): Promise<{ answer: ReturnType<typeof answerOf>; deliveries: Promise<number> }> {
   const amountMinor = parseAmountMinor(body.amount, rulesOf(ctx));
   const user = await getUserOrThrow(t, owner, body.user_id);
@@ -64,8 +63,7 @@ export async function postEntry(
   const entry = await appendEntry(t, ctx, owner, { userId: user.id, deltaMinor, reason: body.reason, source: body.source, ...author });
   const answer = answerOf(ctx, user, deltaMinor, entry, author);
   const deliveries = emitLedgerEvent(t, ctx, owner, entry, { ...answer, reason: body.reason, source: body.source });
-  if (pending) pending(deliveries);
-  else await deliveries;
+  t.behind(deliveries);
   return { answer, deliveries };
 }
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import bs58 from "bs58";
 import type { Owner, PartnerActor } from "../auth/actors";
 import type { AppContext } from "../context";
-import type { Queryable } from "../db/port";
+import { type Queryable, settlingBehind } from "../db/port";
 import { createUser, updateUser } from "../partner/users-service";
 import { linkWallet } from "../partner/wallets-service";
 import { postEntry } from "../salutes/service";
@@ -138,7 +138,9 @@ async function writePlan(t: Queryable, ctx: AppContext, owner: Owner, plan: Fixt
     const { user } = await createUser(t, ctx, owner, { external_id: u.external_id, username: u.username, display_name: u.display_name, email: u.email });
     const id = String(user.id);
     for (const w of u.wallets) await linkWallet(t, ctx, owner, id, w);
-    for (const e of u.entries) await postEntry(t, ctx, owner, author, e.kind, { user_id: id, amount: e.amount, reason: e.reason, source: e.source });
+    for (const e of u.entries) {
+      await settlingBehind(t, (scope) => postEntry(scope, ctx, owner, author, e.kind, { user_id: id, amount: e.amount, reason: e.reason, source: e.source }));
+    }
     if (u.is_verified || u.status !== "active") await updateUser(t, ctx, owner, id, { is_verified: u.is_verified, status: u.status });
     ids.push(user.id);
   }
@@ -254,7 +256,7 @@ export async function openSandbox(ctx: AppContext, actor: PartnerActor): Promise
  * is deleting (a foreign-key failure in one of the two) or land after the reset's deletes and survive it. The
  * handler opened the sandbox first (openSandbox), so the row exists; no row is a fault of the handler.
  */
-export function holdingSandbox<T>(owner: Owner, effect: (t: Queryable, fixtures: FixtureRecord) => Promise<T>): (t: Queryable) => Promise<T> {
+export function holdingSandbox<T, Q extends Queryable = Queryable>(owner: Owner, effect: (t: Q, fixtures: FixtureRecord) => Promise<T>): (t: Q) => Promise<T> {
   return async (t) => {
     const fixtures = await holdFixtureRow(t, owner.partner);
     if (!fixtures) throw new Error(`sandbox of ${owner.partner}: a write ran before the sandbox was opened`);

@@ -27,8 +27,7 @@ export function sandboxMount(ctx: AppContext): PartnerMount {
       return {
         owner,
         // The record is read under the held row, so a default is the current fixture's even right after a reset.
-        hold: (effect) => (t, pending) =>
-          holdingSandbox(owner, (held, fixtures) => effect(held, pending, { entry: (body) => entryWithDefaults(body, fixtures) }))(t),
+        hold: (effect) => holdingSandbox(owner, (t, fixtures) => effect(t, { entry: (body) => entryWithDefaults(body, fixtures) })),
       };
     },
     read: sandboxRead("sandbox_state"),

@@ -11,6 +11,7 @@
 // claimed first (INSERT … ON CONFLICT DO NOTHING), so two players of one user claiming on two instances at once
 // pay once: the second insert waits for the first to commit and then inserts nothing.
 import type { AppContext } from "../../context";
+import { settlingBehind } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { postEntry } from "../../salutes/service";
 import type { ActionScope } from "../ledger";
@@ -61,12 +62,14 @@ export async function paySalutes(
     const paid = await inSavepoint(t, async () => {
       const first = await claimSalutesReward(t, { partner, partnerUserId: userId, rewardKey, telegramUserId: player.telegram_user_id, amount, at: now });
       if (!first) return null;
-      const entry = await postEntry(t, ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
-        user_id: String(userId),
-        amount: Number(amount),
-        reason: `messenger_${kind}`,
-        source: "messenger",
-      });
+      const entry = await settlingBehind(t, (scope) =>
+        postEntry(scope, ctx, { partner, mode: "live" }, { keyId: "messenger", idempotencyKey }, "credit", {
+          user_id: String(userId),
+          amount: Number(amount),
+          reason: `messenger_${kind}`,
+          source: "messenger",
+        }),
+      );
       await setSalutesRewardEntry(t, { partner, partnerUserId: userId, rewardKey }, entry.answer.ledger_entry_id);
       return entry;
     });
