@@ -1,9 +1,6 @@
 import { integer, type ReferenceConfig, text } from "drizzle-orm/sqlite-core";
 
-/** Timestamps are stored as ISO 8601 UTC text ending in Z: sortable, readable in the CLI, what the API returns. */
-export const isoTime = (name: string) => text(name);
-
-export const boolInt = (name: string) => integer(name, { mode: "boolean" });
+// Timestamps are stored as ISO 8601 UTC text ending in Z: sortable, readable in the CLI, what the API returns.
 
 /** A required foreign key to another table's integer id, with the reference's actions when given (onDelete: "cascade"). */
 export const foreignId = <N extends string>(name: N, target: ReferenceConfig["ref"], actions?: ReferenceConfig["actions"]) =>
