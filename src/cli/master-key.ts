@@ -14,9 +14,6 @@ import { syncQueryable } from "../db/sqlite-file";
 // environment's HERALD_MASTER_KEY, then master.key beside the SQLite file (HERALD_DB_PATH), the order serve uses —
 // and asks the database which key it expects before anything is opened for writing.
 
-/** Exit code of a command refused for want of the database's master key: EX_CONFIG, as a refused start. */
-export const MASTER_KEY_EXIT = 78;
-
 /** A command that needs the database's master key does not have it. Nothing was written; exit 78. */
 export class MasterKeyUnavailable extends Error {
   constructor(message: string) {

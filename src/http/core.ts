@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { epochMs } from "../clock";
-import { AppError, ERROR_CATALOG, type ErrorCode, type ProblemDetail } from "./errors/errors";
+import { AppError, type ProblemDetail } from "./errors/errors";
 import { metaRequested } from "./envelope";
 import { isOperatorPath, OPERATOR_NO_STORE } from "./caching/cache-control";
 import { rateLimitHeaders } from "./rate-limit/rate-limit";
@@ -339,5 +339,3 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   for (const hook of globalAfterHandle) core.onAfterHandle({ as: "global" }, hook as never);
   return core;
 }
-
-export const catalogStatus = (code: ErrorCode) => ERROR_CATALOG[code].http_status;

@@ -69,7 +69,6 @@ export const WELCOME_GIFT = {
   reward: reward({ missiles: 5, points: 50 }),
   open_for_seconds: 7 * 86_400,
 } as const;
-export const MAX_ITEM_QUANTITY = 100;
 
 /** Recon grid: 5×5 cells; the layout holds these rewards (the rest empty), shuffled by the provably-fair draw. */
 export const GRID_SIZE = 25;

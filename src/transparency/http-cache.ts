@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { httpDate, notModifiedSince, strongEtag } from "../http/caching/conditional";
-import { CSV_CONTENT_TYPE } from "../http/formats/csv";
 import { metaRequested } from "../http/envelope";
 
 // Validators for every transparency GET: Cache-Control public, max-age=60 (the spec: cache snapshots ≥ 60 s),
@@ -48,10 +47,6 @@ export function answerJson(a: AnswerContext, body: Record<string, unknown>, now:
   const full: Record<string, unknown> = { success: true, ...body };
   if (metaRequested(a.request.url)) full.meta = { request_id: String(a.headers["x-request-id"] ?? "unknown"), generated_at_utc: now().toISOString() };
   return answerBytes(a, JSON.stringify(full), "application/json;charset=utf-8");
-}
-
-export function answerCsv(a: AnswerContext, csv: string, filename: string): Response {
-  return answerBytes(a, csv, CSV_CONTENT_TYPE, { "content-disposition": `inline; filename="${filename}"` });
 }
 
 /**

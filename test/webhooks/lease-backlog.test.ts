@@ -2,7 +2,7 @@
 // (takeQueuedPostgres), committed on its own, where the full lease is a transaction of five statements in two
 // round trips. What it leaves to the full lease — retries due, cancelled webhooks, budgets near their end, expired
 // leases — is still taken: when the one statement finds fewer than asked, and at least once a second.
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { DeliveryLeases } from "../../src/webhooks/leases";
 import { countStatements, type StatementCounter } from "../messenger/round-trip-counter";
 import { openTestApp, type TestApp } from "../support/app";

@@ -196,11 +196,6 @@ function typeNumericParameters(paths: OpenApiDocument["paths"]): void {
   }
 }
 
-/** Builds the documents now, if they are not built yet (a tool or a test that wants them built ahead). */
-export async function warmOpenApiDocuments(ctx: AppContext): Promise<void> {
-  await stateOf(ctx, DOCUMENTS).docs?.document("json");
-}
-
 /** The API documents and the offline docs pages (src/http/openapi/ui.ts). */
 export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
   const docs = new OpenApiDocuments(() => buildOpenApi(getApp(), ctx), ctx);

@@ -158,12 +158,6 @@ export async function levelDailySummaries(store: Store): Promise<number> {
   return rebuilt;
 }
 
-/** The hour of the summaries holding `iso`, and the hour `hours` earlier: a window of whole hours. */
-export function summaryHours(iso: string, hours: number): { fromHour: string; toHour: string } {
-  const toHour = hourOf(iso);
-  return { fromHour: hourOf(new Date(Date.parse(hourStartIso(toHour)) - hours * 3_600_000).toISOString()), toHour };
-}
-
 /** Per route over a window of hours: the counts and the histogram, summed. */
 export interface RouteSummary {
   route: string;

@@ -29,13 +29,6 @@ export function sliceAngles(weights: readonly number[]): Array<[number, number]>
   });
 }
 
-/** The slice under the pointer when the wheel is turned `degrees` clockwise. */
-export function sliceAt(degrees: number, angles: ReadonlyArray<[number, number]>): number {
-  const a = (((-degrees % 360) + 360) % 360) + 1e-9;
-  const i = angles.findIndex(([start, end]) => a >= start && a < end);
-  return i === -1 ? angles.length - 1 : i;
-}
-
 const point = (deg: number, r: number) => {
   const rad = (deg * Math.PI) / 180;
   return `${(r * Math.sin(rad)).toFixed(3)} ${(-r * Math.cos(rad)).toFixed(3)}`;

@@ -161,4 +161,3 @@ export const PREFLIGHT_PRESETS = {
   ],
 } as const;
 export type PreflightPreset = keyof typeof PREFLIGHT_PRESETS;
-export const PREFLIGHT_PRESET_NAMES = Object.keys(PREFLIGHT_PRESETS) as PreflightPreset[];

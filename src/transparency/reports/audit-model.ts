@@ -337,11 +337,3 @@ export const AuditResponses = {
     }),
   ),
 };
-
-/** The CSV twins: their columns (the first record of each file). */
-export const AuditCsvColumns = {
-  "alerts.csv": "alerts.json as one record, dotted column names",
-  "diff/compare.csv": "run_a, run_b, type, selected, latest, delta",
-  "diff/export": "run, baseline_run, type, selected, latest, delta, pct_delta",
-  export: "one record per row of export.json",
-};
