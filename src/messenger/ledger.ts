@@ -5,9 +5,9 @@
 // back. Nothing in it awaits anything but the transaction's own statements (docs/design.md §8a). Statements that do not
 // depend on each other's results are issued together (one round trip on PostgreSQL; in-order.ts): the
 // lock with the claim, the balances with the effect's last statements. How (4) and (5) are sent is the store's
-// (settleAction): on PostgreSQL, when the effect's answer is known before the move (a wheel play takes its spin's id
-// with its nonce), they are one statement sent with the COMMIT, the action's own writes inside it
-// (ActionEffect.riders). A play's hourly counter is written just
+// (settleAction): on PostgreSQL one statement sent with the COMMIT, the action's own writes inside it
+// (ActionEffect.riders); every effect's answer is known before its move (a wheel play takes its spin's id with its
+// nonce). A play's hourly counter is written just
 // after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
@@ -53,15 +53,14 @@ export interface ActionEffect<R> {
   /** The daily free spin taken now: written with the balances' move (the player's row changes in one statement). */
   lastFreeSpinAt?: string;
   /**
-   * The answer, stored with the ledger row and returned again for a replay. balances are added here. A promise when
-   * it waits on the effect's last statements, left in flight: the balances' statement is then issued beside them (one
-   * round trip on PostgreSQL). Statements issued so must not depend on each other's results.
+   * The answer, stored with the ledger row and returned again for a replay; balances are added here. Known before the
+   * move is sent: what the action writes besides goes in `riders`.
    */
-  result: R | Promise<R>;
+  result: R;
   /**
-   * Writes of the action that nothing waits for, handed to the ledger to send: on PostgreSQL, with `result` known,
-   * inside the balances' statement (one statement for all: moveAndCompletePostgres); else beside the move, each on
-   * its own, in this order. They must write other rows than the player's and not depend on each other.
+   * Writes of the action that nothing waits for, handed to the ledger to send: on PostgreSQL inside the balances'
+   * statement (one statement for all: moveAndCompletePostgres); on SQLite before the move, each on its own, in this
+   * order. They must write other rows than the player's and not depend on each other.
    */
   riders?: readonly Statement[];
   /**
@@ -193,13 +192,7 @@ export async function applyActionIn<R extends object, E = undefined>(
     return answer;
   }
   const out = await effect(player, s, earlyAnswer as E);
-  try {
-    checkBalances(player, out.deltas);
-  } catch (err) {
-    // A statement the effect left in flight came first: its error, if it failed, is the answer (as when awaited).
-    await inOrder(out.result);
-    throw err;
-  }
+  checkBalances(player, out.deltas);
   const earned = Math.max(0, out.earnedPoints ?? 0);
   const stored = await settleAction(t, {
     ledgerId,

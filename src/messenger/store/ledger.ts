@@ -60,8 +60,8 @@ export interface Settlement<R> {
   /** The balances the transaction's row lock read, and the move from them (deltas, and the points earned). */
   from: BalancesAfter;
   move: BalanceMove;
-  /** The answer, or a promise of it when it waits on the action's last statements (left in flight). */
-  result: R | Promise<R>;
+  /** The answer, known before anything of the move is sent. */
+  result: R;
   /** The action's own writes that nothing waits for (ActionEffect.riders in src/messenger/ledger.ts). */
   riders?: readonly Statement[];
 }
@@ -70,12 +70,12 @@ export interface Settlement<R> {
  * Moves the player's balances, sends the action's riders and fills in the claimed row with the deltas, the balances
  * they left and the stored answer (answer + balances), as the last statements of the transaction; answers that
  * stored answer, or null when the balances did not move (they were not what the lock read). How it is sent is the
- * engine's: on PostgreSQL, with the answer known, one statement (moveAndCompletePostgres: one round trip and one
- * statement fewer); else the move beside the answer's statements and the riders, then the completion.
+ * engine's: on PostgreSQL one statement (moveAndCompletePostgres: one round trip and one statement fewer); on SQLite
+ * the riders and the move, then the completion.
  */
 export async function settleAction<R extends object>(t: Queryable, s: Settlement<R>): Promise<(R & { balances: BalancesAfter }) | null> {
   const deltas = { freeSpins: s.move.freeSpins, missiles: s.move.missiles, points: s.move.points };
-  if (t.dialect === "postgres" && !(s.result instanceof Promise)) {
+  if (t.dialect === "postgres") {
     // The row lock fixes the balances the move leaves, so they are known before it is sent.
     const balances = {
       free_spin_balance: s.from.free_spin_balance + deltas.freeSpins,
@@ -88,10 +88,10 @@ export async function settleAction<R extends object>(t: Queryable, s: Settlement
     return stored;
   }
   const ridden = inOrder(...(s.riders ?? []).map((r) => t.run(r.sql, r.params)));
-  const [result, , moved] = await inOrder(s.result, ridden, moveBalances(t, s.telegramUserId, s.move));
+  const [, moved] = await inOrder(ridden, moveBalances(t, s.telegramUserId, s.move));
   if (!moved) return null;
   const balances = { free_spin_balance: moved.free_spin_balance, missile_balance: moved.missile_balance, points_balance: moved.points_balance };
-  const stored = { ...result, balances };
+  const stored = { ...s.result, balances };
   // Inside a caller's transaction (a mission's reward, a promo) it is answered before that one's COMMIT all the same.
   await lastStatements(t, completeClaim(t, s.ledgerId, { deltas, after: balances, result: JSON.stringify(stored) }));
   return stored;
