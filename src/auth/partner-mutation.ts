@@ -18,10 +18,13 @@ export interface MutationOptions {
    * or its promise) to wake it only when there are some — a credit's event often has no webhook to go to.
    */
   nudge?: boolean | (() => unknown);
-  /** The contended row the effect changes (TxOptions.group), so its commit may be shared; none: it runs alone. */
-  group?: string;
-  /** With `group`: the effect may run at once with the others of its batch (TxOptions.together). */
-  together?: boolean;
+  /**
+   * The balance the effect moves (its key, such as salutes' `balanceGroup(user)`): effects on one balance may share
+   * a commit. None: the effect runs alone. The storage port's plan for it (TxOptions.group) is chosen here.
+   */
+  balance?: string;
+  /** With `balance`: the effect decides only by conditional statements and unique claims, so it may run beside the others of its batch. */
+  conditionalOnly?: boolean;
 }
 
 /**
@@ -31,7 +34,8 @@ export interface MutationOptions {
  */
 export function partnerMutation(ctx: AppContext, idem: IdempotencyStore) {
   return async function mutation<T extends object>(partner: PartnerRequest, effect: MutationEffect<T>, opts: MutationOptions = {}): Promise<T> {
-    const out = await idem.run(partner.idempotency, effect, opts.created ? 201 : 200, partner.pendingNonce, opts);
+    const sharing = opts.balance === undefined ? {} : { group: opts.balance, together: opts.conditionalOnly === true };
+    const out = await idem.run(partner.idempotency, effect, opts.created ? 201 : 200, partner.pendingNonce, sharing);
     const nudge = opts.nudge ?? true;
     if (typeof nudge === "function" ? await nudge() : nudge) ctx.dispatcher.nudge();
     if (opts.created) opts.created.status = 201;

@@ -37,11 +37,11 @@ export function salutesRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
         return ok({ ...m.write, ...r.answer });
       });
       // Live credits, debits and conversions are the busiest writes: their transactions, with the request's nonce in
-      // them, share commits (the user's balance row is the group). A credit or a debit decides only by conditional
-      // statements and unique claims, so those of one batch run together (TxOptions.together). A sandbox write holds
-      // its partner's fixture row instead, and runs alone.
-      const group = m.sandbox ? undefined : balanceGroup(body.user_id!);
-      return mutation(partner, effect, { nudge: () => deliveries, group, together: true });
+      // them, share commits on the user's balance. A credit or a debit decides only by conditional statements and
+      // unique claims, so those on one balance may run beside each other. A sandbox write holds its partner's fixture
+      // row instead, and runs alone.
+      const balance = m.sandbox ? undefined : balanceGroup(body.user_id!);
+      return mutation(partner, effect, { nudge: () => deliveries, balance, conditionalOnly: true });
     };
   /** A credit's or debit's guard, query, body, answers and summary on this mount. */
   const entryHook = (kind: "credit" | "debit", live: string, sandbox: string) => ({
@@ -117,7 +117,7 @@ export function salutesRoutes(ctx: AppContext, guards: Guards) {
           deliveries = r.deliveries;
           return ok(r.answer);
         };
-        return mutation(partner, effect, { nudge: () => deliveries, group: balanceGroup(body.user_id) });
+        return mutation(partner, effect, { nudge: () => deliveries, balance: balanceGroup(body.user_id) });
       },
       {
         partner: { scope: "debit", mutation: true, nonceInEffect: true },
