@@ -54,8 +54,7 @@ commands and backup run without the key and say so.`;
 
 type Command = (args: ParsedArgs, json: boolean) => Promise<number> | number;
 
-// CLI commands log only warnings, so their stdout stays clean for --json consumers.
-// Their logs go to stderr so stdout carries only the command's output (one JSON document with --json).
+// CLI commands log only warnings, to stderr, so stdout carries only the command's output (one JSON document with --json).
 // The master key is looked for, never made, where the database expects another (src/cli/master-key.ts): a command
 // that needs it exits 78 and writes nothing; a read-only one runs without it and says so on stderr.
 async function quiet(config: Config, need: KeyNeed): Promise<AppContext> {
@@ -92,6 +91,10 @@ function withoutPassword(url: string): string {
   }
 }
 
+function emitMigrated(json: boolean, db: string, result: { applied: number; total: number }): void {
+  emit(json, { success: true, db, ...result }, () => `migrations: ${result.applied} applied now, ${result.total} in total (${db})`);
+}
+
 export const COMMANDS: Record<string, Command> = {
   async serve() {
     const config = loadConfig();
@@ -104,9 +107,7 @@ export const COMMANDS: Record<string, Command> = {
     if (config.database.engine === "postgres") {
       const [{ onPostgres }, { migratePostgres }] = await Promise.all([import("./master-key"), import("../db/postgres-migrate")]);
       await onPostgres(config, async (store) => {
-        const result = await migratePostgres(store, systemClock.now().toISOString());
-        const where = withoutPassword(config.database.url!);
-        emit(json, { success: true, db: where, ...result }, () => `migrations: ${result.applied} applied now, ${result.total} in total (${where})`);
+        emitMigrated(json, withoutPassword(config.database.url!), await migratePostgres(store, systemClock.now().toISOString()));
       });
       return 0;
     }
@@ -114,7 +115,7 @@ export const COMMANDS: Record<string, Command> = {
     const db = openDatabase(config.dbPath);
     const result = migrate(db);
     db.close();
-    emit(json, { success: true, db: config.dbPath, ...result }, () => `migrations: ${result.applied} applied now, ${result.total} in total (${config.dbPath})`);
+    emitMigrated(json, config.dbPath, result);
     return 0;
   },
   config(_args, json) {
@@ -223,6 +224,14 @@ const COMMAND_HELP: Record<string, () => Promise<string>> = {
   "migrate-to-postgres": async () => (await import("./migrate-to-postgres")).MIGRATE_TO_POSTGRES_HELP,
 };
 
+/**
+ * Errors that end a command with one line and no stack, matched by name so that this module does not load the server
+ * to catch them: serve.ts's ListenError and a PostgreSQL start that cannot go on (src/db/postgres-start.ts) exit 1;
+ * serve.ts's MasterKeyRefused (production, wrong master key) and a command without the database's master key
+ * (src/cli/master-key.ts, which wrote nothing) are configuration errors (78, EX_CONFIG, as ConfigError).
+ */
+const EXIT_BY_ERROR_NAME: Record<string, number> = { ListenError: 1, DatabaseStartError: 1, MasterKeyRefused: 78, MasterKeyUnavailable: 78 };
+
 /** Runs `herald <argv>`; resolves with the exit code, or -1 when the command keeps running (serve, dev-rpc). */
 export async function runCli(argv: string[]): Promise<number> {
   try {
@@ -239,25 +248,14 @@ export async function runCli(argv: string[]): Promise<number> {
     const command = COMMANDS[args.command ?? "serve"]!;
     return await command(args, args.flags.json === true);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`herald: ${err.message}\n`);
-      return 78; // EX_CONFIG
-    }
     if (err instanceof UsageError) {
       process.stderr.write(`herald: ${err.message}\n${err.showUsage ? `\n${HELP}\n` : ""}`);
       return 2;
     }
-    // serve.ts's ListenError and a PostgreSQL start that cannot go on (src/db/postgres-start.ts), matched by name so
-    // that this module does not load the server to catch them: one line with the fix, no stack.
-    if (err instanceof Error && (err.name === "ListenError" || err.name === "DatabaseStartError")) {
-      process.stderr.write(`herald: ${err.message}\n`);
-      return 1;
-    }
-    // serve.ts's MasterKeyRefused (production, wrong master key), and a command without the database's master key
-    // (src/cli/master-key.ts, which wrote nothing): configuration errors.
-    if (err instanceof Error && (err.name === "MasterKeyRefused" || err.name === "MasterKeyUnavailable")) {
-      process.stderr.write(`herald: ${err.message}\n`);
-      return 78;
+    const exit = err instanceof ConfigError ? 78 : err instanceof Error ? EXIT_BY_ERROR_NAME[err.name] : undefined;
+    if (exit !== undefined) {
+      process.stderr.write(`herald: ${(err as Error).message}\n`);
+      return exit;
     }
     throw err;
   }

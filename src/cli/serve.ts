@@ -46,11 +46,9 @@ function listenErrorOf(err: unknown, host: string, port: number): ListenError {
 
 /**
  * Throws ListenError when host:port cannot be bound, by binding it exclusively for a moment (no SO_REUSEPORT, as the
- * server itself binds). `serve` asks before it creates anything, so that a start on a port in use leaves no data
- * folder, database or master key behind and prints no credentials. Binding the server itself first is not possible:
- * the app it serves is built over the opened database. The port can still be taken between this check and the
- * server's bind (another process starting at the same moment); that start then fails as before, with its database
- * opened but no credentials made (serve makes them only once it listens). Port 0 (any free port) cannot be in use.
+ * server itself binds), so that a start on a port in use leaves no data folder, database or master key behind. The
+ * server cannot bind first: its app is built over the opened database. A port taken between this check and the bind
+ * fails that start with its database opened but no credentials made (serve makes them only once it listens).
  */
 export function assertPortFree(host: string, port: number): void {
   if (port === 0) return;
@@ -170,8 +168,6 @@ function closeEachConnection(server: Server<unknown>, options: ServeOptions | nu
  * Throws ListenError, with jobs never started and the database closed, when the address cannot be bound.
  */
 export async function serve(config: Config): Promise<void> {
-  // Before anything is created (the data folder, the database, a development master key, first-start credentials):
-  // a start on a port in use leaves nothing behind and prints nothing but the reason.
   assertPortFree(config.host, config.port);
   // On PostgreSQL a standby or read-only server is waited for, not listening meanwhile (src/db/postgres-start.ts).
   const ctx = await openContextAsync(config, { waitForWritable: true });
@@ -187,8 +183,7 @@ export async function serve(config: Config): Promise<void> {
   }
   const credentials = await registerConfiguredToken(ctx);
   const app = buildApp(ctx);
-  // Short-link redirects and the liveness probe skip Elysia's hooks: native Bun routes answer them
-  // (src/http/native-routes.ts).
+  // Short-link redirects and the liveness probe skip Elysia's hooks (src/http/native-routes.ts).
   installNativeRoutes(app, { ...nativeRedirectRoutes(ctx), ...nativeHealthRoutes(ctx) });
   try {
     app.listen({
@@ -225,9 +220,8 @@ export async function serve(config: Config): Promise<void> {
   const serveOptions = keepServeOptions(server);
   ctx.listenUrl = ownUrl(config.host, server.port ?? config.port);
   ctx.server = server;
-  // The API documents are built in a worker from now on (src/http/openapi/documents.ts): a request that comes first
-  // awaits them with the event loop free, where building them here would hold every request, probes included, for a
-  // second or more. Started before the jobs, so the preflight snapshot's ETag awaits this build and never makes one.
+  // The API documents are built in a worker (src/http/openapi/documents.ts): built here they would hold every request,
+  // probes included, for a second or more. Started before the jobs, so the preflight snapshot's ETag awaits this build.
   startOpenApiBuildInWorker(ctx);
   // Jobs start only once the port is ours: a process that cannot listen never runs them.
   if (config.jobsEnabled) ctx.jobs.start();
@@ -241,7 +235,6 @@ export async function serve(config: Config): Promise<void> {
   // Measured only while serving: the lag a partner's request would meet (herald_event_loop_lag_seconds).
   eventLoopLag(ctx).start();
   warmBotUsername(ctx);
-  // Made only now that the port is ours, so a failed start never made credentials it could not show.
   const firstStart = await createFirstStartCredentials(ctx, credentials);
   if (firstStart) {
     // After the log lines waiting in their batch (src/log.ts), so stdout keeps the order they were made in.
@@ -259,9 +252,8 @@ export async function serve(config: Config): Promise<void> {
     // Production never makes credentials on its own: without a token nobody can reach /admin, so say how to make one.
     ctx.log.warn("no operator token: nobody can use /admin or the console yet", FIRST_OPERATOR_TOKEN);
   }
-  // Said once everything the first requests need is in place: a deploy script or a load balancer that waits for this
-  // line, or for /readyz, meets a process that answers at once. The API documents are not among those things: their
-  // worker build, started above, may still run; a request for one awaits it without holding the others.
+  // Said once everything the first requests need is in place (the API documents' worker build may still run): a
+  // deploy script or a load balancer that waits for this line, or for /readyz, meets a process that answers at once.
   ctx.log.info("herald listening", {
     url: `http://${config.host}:${server.port}`,
     public_base_url: config.publicBaseUrl,
@@ -275,7 +267,6 @@ export async function serve(config: Config): Promise<void> {
   for (const r of config.retired) ctx.log.warn("environment variable no longer read", { name: r.name, note: r.note });
 
   let stopping = false;
-  /** Ends the drain delay early; set while it runs. */
   let endDelay: (() => void) | null = null;
   const shutdown = async (signal: "SIGTERM" | "SIGINT") => {
     try {
@@ -300,9 +291,8 @@ export async function serve(config: Config): Promise<void> {
         endDelay = null;
         if (cut) draining.stopsListeningAt = new Date();
       }
-      // Close the listening socket before anything else, even the log line: from here a new connection is
-      // refused by the kernel (ECONNREFUSED), so a client retries elsewhere at once instead of being accepted
-      // and then reset. stop(false) leaves requests in flight running; `drained` settles when they are done.
+      // Close the listening socket before anything else, even the log line: a new connection is then refused
+      // (ECONNREFUSED) and retried elsewhere at once, not accepted and reset. Requests in flight go on running.
       const drained = server.stop(false);
       ctx.log.info("shutting down", {
         signal,

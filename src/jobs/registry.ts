@@ -3,8 +3,7 @@ import type { Clock } from "../clock";
 import type { StoreHealth } from "../db/health";
 import type { BatchBound, BatchedDeleteResult } from "../db/batched-delete";
 import { type Store, StoreUnavailable } from "../db/port";
-import type { Logger } from "../log";
-import { errorFields } from "../log";
+import { errorFields, type Logger } from "../log";
 import { JobLeases } from "./leases";
 import * as runs from "./store";
 
@@ -120,7 +119,6 @@ export class JobRegistry {
   private readonly crons = new Map<string, Cron>();
   private readonly running = new Set<Promise<unknown>>();
   private readonly leases: JobLeases;
-  /** Lease length per singleton job, from its pattern at registration. */
   private readonly leaseMs = new Map<string, number>();
   /** The leases this instance took and has not given up, released on stop(). */
   private readonly held = new Set<string>();
@@ -164,7 +162,7 @@ export class JobRegistry {
     return this.defs.get(name)?.quietWhenIdle === true;
   }
 
-  /** Schedules every enabled job. Tests never call this unless they ask for live scheduling. */
+  /** Schedules every enabled job (tests drive tick() instead, unless they ask for live scheduling). */
   start(): void {
     for (const def of this.defs.values()) {
       if (!this.isEnabled(def.name) || this.crons.has(def.name)) continue;
@@ -174,8 +172,7 @@ export class JobRegistry {
           await this.tick(def.name);
         } catch (err) {
           // The run's own failure is recorded in job_runs; this is the store failing around it.
-          if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(def.name, err.message);
-          else this.deps.log.error("job tick failed", { job: def.name, ...errorFields(err) });
+          this.reportFailure(def.name, err, "error", "job tick failed");
         }
       });
       this.crons.set(def.name, cron);
@@ -252,8 +249,7 @@ export class JobRegistry {
       held = await this.leases.acquire(name, this.deps.instanceId, this.deps.clock.now().getTime(), ttlMs);
     } catch (err) {
       // Without the store nobody can tell who leads: skip rather than risk two runs.
-      if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(name, err.message);
-      else this.deps.log.warn("job lease not taken; tick skipped", { job: name, ...errorFields(err) });
+      this.reportFailure(name, err, "warn", "job lease not taken; tick skipped");
       return false;
     }
     if (held && !this.held.has(name)) {
@@ -322,6 +318,12 @@ export class JobRegistry {
     return runs.failuresSince(this.deps.store, since);
   }
 
+  /** A database outage is one warning (src/db/health.ts), not a stack trace per job run or tick. */
+  private reportFailure(job: string, err: unknown, level: "warn" | "error", msg: string, fields: Record<string, unknown> = {}): void {
+    if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(job, err.message);
+    else this.deps.log[level](msg, { job, ...fields, ...errorFields(err) });
+  }
+
   private defOrThrow(name: string): JobDefinition {
     const def = this.defs.get(name);
     if (!def) throw new Error(`unknown job ${name}; known: ${[...this.defs.keys()].join(", ")}`);
@@ -353,9 +355,7 @@ export class JobRegistry {
       idle = Boolean(out && typeof out === "object" && out.idle);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
-      // A database outage is one warning (src/db/health.ts), not a stack trace per job run.
-      if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(def.name, err.message);
-      else this.deps.log.error("job failed", { job: def.name, run_id: id, ...errorFields(err) });
+      this.reportFailure(def.name, err, "error", "job failed", { run_id: id });
     }
     const durationMs = Math.round(performance.now() - t0);
     const finished = new Date(started.getTime() + durationMs);

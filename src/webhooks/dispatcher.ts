@@ -10,13 +10,10 @@ import { Slots } from "./slots";
 import { Wakeup } from "./wakeup";
 import { emitEvent } from "./outbox";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
-import { type ReasonTag, type SendResult, sendDelivery } from "./send";
+import { type SendResult, sendDelivery } from "./send";
 import { clearFailing, disableWebhook, markFailing } from "./store";
 import { checkResolvedTarget, type TargetPolicy, targetPolicyOf } from "./target-policy";
 import { WebhookSecrets } from "./secrets";
-
-/** The group-commit key of a delivery's outcome (TxOptions.group): its webhook's row (failing_since, disabled). */
-const webhookGroup = (webhookId: string | number): string => `webhook:${webhookId}`;
 
 /** Outcomes being written at most, per send slot (WEBHOOK_CONCURRENCY), on PostgreSQL: past it the pass leases no more. */
 const RECORDING_PER_SLOT = 4;
@@ -39,11 +36,9 @@ const LEASED_PER_SLOT = 3;
  */
 export class Dispatcher implements DeliveryDispatcher {
   private readonly leases: DeliveryLeases;
-  /** Wakes a running pass that waits for a send, a lease or new work. */
   private readonly wakeup = new Wakeup();
   /** Send-time target checks, per URL, for a few seconds: a DNS lookup per delivery would dominate a burst. */
   private readonly targetChecks = new Map<string, { until: number; problem: Promise<string | null> }>();
-  /** Per receiver host, per instance (see above). */
   private readonly hostSlots = new Map<string, Slots>();
   /** A target URL's host (for hostSlots), bounded: parsing the URL for every send showed in a CPU profile. */
   private readonly hostOf = new Map<string, string>();
@@ -110,7 +105,6 @@ export class Dispatcher implements DeliveryDispatcher {
     return this.running;
   }
 
-  /** Waits for a pass in progress (shutdown). */
   async idle(): Promise<void> {
     await this.running;
   }
@@ -126,11 +120,9 @@ export class Dispatcher implements DeliveryDispatcher {
     const cfg = this.ctx.config.webhooks;
     const inFlight = new Set<Promise<void>>();
     // Outcomes being written. On PostgreSQL a send's slot is free once its answer is in, not once its outcome has
-    // committed: a commit waits for the disk, and 16 slots held through it capped deliveries near 1,000/s (fsync
-    // on; 1,146–1,332/s with the slots freed, bench/README.md "Webhook outcomes behind the sends"). Bounded, so a
-    // slow database slows the leasing instead. On SQLite a commit takes microseconds and the outcomes queue for
-    // the one writer ahead of the next lease: there the send waits for its outcome, as before (freed, the backlog
-    // drained 10–20 % slower).
+    // committed: 16 slots held through the commit's fsync capped deliveries near 1,000/s (1,146–1,332/s freed,
+    // bench/README.md "Webhook outcomes behind the sends"); bounded, so a slow database slows the leasing instead.
+    // On SQLite the send waits for its outcome: freed, the backlog drained 10–20 % slower.
     const behind = this.ctx.store.dialect === "postgres";
     const recording = new Set<Promise<void>>();
     const maxRecording = cfg.concurrency * RECORDING_PER_SLOT;
@@ -140,8 +132,7 @@ export class Dispatcher implements DeliveryDispatcher {
       return behind ? Promise.resolve() : tracked;
     };
     const refillAt = Math.max(1, Math.floor(cfg.concurrency / 2));
-    // Leased ahead (LEASED_PER_SLOT): the next lease runs while sends are in flight, so a slot that frees up starts its
-    // next send at once instead of after a lease's commit.
+    // Leased ahead (LEASED_PER_SLOT): a slot that frees up starts its next send at once, not after a lease's commit.
     const ready: Leased[] = [];
     let leasing: Promise<number> | null = null;
     // A lease that failed in the background: thrown at the next round, as one awaited would have been.
@@ -165,7 +156,6 @@ export class Dispatcher implements DeliveryDispatcher {
         drained = found < limit;
         return found;
       });
-    // Bounded: each round either leases, or waits for a completion, a lease or a wake-up.
     for (let round = 0; round < 1_000_000; round++) {
       if (leaseFailure) throw (leaseFailure as { error: unknown }).error;
       if (recording.size >= maxRecording) await Promise.race(recording);
@@ -176,8 +166,7 @@ export class Dispatcher implements DeliveryDispatcher {
         // Nothing in flight: the outcomes first, so the lease sees what they queued (a failure's events).
         if (inFlight.size === 0 && recording.size > 0) await Promise.all(recording);
         this.again = false;
-        // On PostgreSQL a lease asks for a size its one-statement form is written for (leaseSize): the rest of the
-        // room is leased next round.
+        // On PostgreSQL a lease asks for a size its one-statement form is written for (leaseSize).
         const taken = lease(behind ? leaseSize(room) : room);
         leasing = taken;
         // Nothing to send meanwhile: wait for it here, and stop once it found nothing (then every outcome is
@@ -201,7 +190,6 @@ export class Dispatcher implements DeliveryDispatcher {
           },
         );
       }
-      // Here a send is in flight or a lease runs (an idle round leased above and went on or ended the pass).
       if (inFlight.size === 0 && !leasing) continue;
       await this.wakeup.wait();
     }
@@ -219,10 +207,10 @@ export class Dispatcher implements DeliveryDispatcher {
   }
 
   /**
-   * Before a send (it may have waited for its per-host slot, or leased ahead): a lease that still covers a whole send (the timeout) and the outcome's
-   * write is kept as it is; a shorter one is extended, guarded by its token, so no other instance takes the
-   * delivery over while it is out. False when the lease was lost meanwhile (another instance owns the delivery
-   * now, and has marked this attempt interrupted). Renewing only when needed keeps a write off the hot path.
+   * Before a send (which may have waited for its host's slot, or been leased ahead): a lease too short to cover the
+   * timeout and the outcome's write is extended, guarded by its token; a longer one is kept, which keeps a write off
+   * the hot path. False when the lease was lost meanwhile (another instance owns the delivery and marked this attempt
+   * interrupted).
    */
   private async keepLease(d: Leased): Promise<boolean> {
     const margin = (this.ctx.config.webhooks.timeoutSeconds + 5) * 1000;
@@ -359,28 +347,19 @@ export class Dispatcher implements DeliveryDispatcher {
             recordDelivery(t, { id: d.id, token: d.lease_token }, outcome, attempt.startedAtIso, nowIso),
             recordAttempt(t, d.attempt_id, attempt),
           );
-          if (held) await this.afterOutcome(t, d, r.ok, outcome.status, r.reasonTag, r.error, gone, now);
+          if (held) await this.afterOutcome(t, d, r, outcome.status, gone, now);
           return held;
         },
-        { group: webhookGroup(d.webhook_id) },
+        // Group-commit key (TxOptions.group): the webhook's row (failing_since, disabled) that outcomes share.
+        { group: `webhook:${d.webhook_id}` },
       ),
     );
   }
 
-  /** Webhook health bookkeeping, inside the outcome's transaction. */
-  private async afterOutcome(
-    t: Queryable,
-    d: Leased,
-    ok: boolean,
-    status: string,
-    reasonTag: ReasonTag | null,
-    error: string | null,
-    gone: boolean,
-    now: Date,
-  ): Promise<void> {
+  private async afterOutcome(t: Queryable, d: Leased, r: SendResult, status: string, gone: boolean, now: Date): Promise<void> {
     const nowIso = now.toISOString();
     const deps = { clock: this.ctx.clock, rng: this.ctx.rng };
-    if (ok) {
+    if (r.ok) {
       if (d.failing_since) await clearFailing(t, d.webhook_id);
       return;
     }
@@ -395,6 +374,6 @@ export class Dispatcher implements DeliveryDispatcher {
         target_url: d.target_url,
       });
     }
-    if (status === "dead_letter") await notifyDeadLetter(t, deps, d, reasonTag, error);
+    if (status === "dead_letter") await notifyDeadLetter(t, deps, d, r.reasonTag, r.error);
   }
 }
