@@ -7,9 +7,8 @@ import type { KeyNeed } from "./master-key";
 import { emit, table } from "./output";
 import { signCommand } from "./sign";
 
-// The app, the database and the chain client load only for the commands that use them (dynamic imports, which
-// `bun build --compile` bundles like static ones): `herald --version`, `--help` and `sign` answer without
-// loading the whole server, and a broken module elsewhere cannot stop them.
+// The app, the database and the chain client load only for the commands that use them (dynamic imports, bundled
+// by `bun build --compile`): `--version`, `--help` and `sign` answer even when a module elsewhere is broken.
 
 export const HELP = `herald ${pkg.version} — partner integration and transparency service
 
@@ -55,8 +54,8 @@ commands and backup run without the key and say so.`;
 type Command = (args: ParsedArgs, json: boolean) => Promise<number> | number;
 
 // CLI commands log only warnings, to stderr, so stdout carries only the command's output (one JSON document with --json).
-// The master key is looked for, never made, where the database expects another (src/cli/master-key.ts): a command
-// that needs it exits 78 and writes nothing; a read-only one runs without it and says so on stderr.
+// The master key is looked for, never made (src/cli/master-key.ts): a command that needs it exits 78 and writes
+// nothing; a read-only one runs without it and says so on stderr.
 async function quiet(config: Config, need: KeyNeed): Promise<AppContext> {
   const [{ openContextAsync }, { createLogger }, { cliSecrets }] = await Promise.all([import("../bootstrap"), import("../log"), import("./master-key")]);
   const { secrets, note } = await cliSecrets(config, need);

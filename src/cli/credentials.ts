@@ -10,15 +10,10 @@ import { cliActor } from "./keys";
 import { emit } from "./output";
 
 // `herald credentials new`: the way back when the first start's banner is lost (issue 74, item 4). It makes what
-// the first start made — a live key and a sandbox key of one partner with every scope, and an operator token — and
-// prints the first start's block for them (src/auth/first-start.ts): the `herald()` function line with this herald's
-// absolute command, the exports README.md's examples read, the examples to try. The start-up line that says no
-// credential has been used yet names this command as it runs from a fresh shell (newCredentialsHint).
-//
-// It revokes nothing unless asked: `--revoke-unused` disables the partner's keys and revokes the operator tokens
-// that were never used (the lost ones: a credential in use is never touched), audited as the console's own
-// revocations are. Production never prints a secret on its own (no banner, no hint); an operator may still make these
-// on purpose, with `--production`, since a live key with every scope is more than most deployments should hand out.
+// the first start made (a live and a sandbox key of one partner with every scope, and an operator token) and prints
+// the first start's block for them (src/auth/first-start.ts). It revokes nothing unless asked: `--revoke-unused`
+// disables and revokes only the never-used credentials (the lost ones), audited. Production never prints a secret on
+// its own; `--production` makes these on purpose, since a live key with every scope is more than most should hand out.
 
 export const CREDENTIALS_USAGE = "usage: herald credentials new [--partner NAME] [--revoke-unused] [--production]";
 

@@ -6,6 +6,7 @@ import { postgresMigrationStatus } from "./postgres-migrate";
 
 const MIGRATIONS: MigrationMeta[] = embeddedMigrations();
 const MIGRATIONS_TABLE = "__drizzle_migrations";
+const statusOf = (applied: number) => ({ applied, total: MIGRATIONS.length, current: applied >= MIGRATIONS.length });
 
 /** Applies every embedded migration not yet recorded; drizzle runs them in one transaction. */
 export function migrate(handle: DbHandle): { applied: number; total: number } {
@@ -17,8 +18,7 @@ export function migrate(handle: DbHandle): { applied: number; total: number } {
 }
 
 export function migrationStatus(handle: DbHandle): { applied: number; total: number; current: boolean } {
-  const applied = appliedCount(handle);
-  return { applied, total: MIGRATIONS.length, current: applied >= MIGRATIONS.length };
+  return statusOf(appliedCount(handle));
 }
 
 /**
@@ -28,13 +28,10 @@ export function migrationStatus(handle: DbHandle): { applied: number; total: num
 export async function migrationStatusOn(store: Store): Promise<{ applied: number; total: number; current: boolean }> {
   if (store.dialect === "postgres") return postgresMigrationStatus(store);
   const exists = await store.get("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]);
-  const applied = exists ? (await store.get<{ n: number }>(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`))!.n : 0;
-  return { applied, total: MIGRATIONS.length, current: applied >= MIGRATIONS.length };
+  return statusOf(exists ? (await store.get<{ n: number }>(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`))!.n : 0);
 }
 
 function appliedCount(handle: DbHandle): number {
   const exists = handle.sqlite.query("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?").get(MIGRATIONS_TABLE);
-  if (!exists) return 0;
-  const row = handle.sqlite.query(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`).get() as { n: number };
-  return row.n;
+  return exists ? (handle.sqlite.query(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`).get() as { n: number }).n : 0;
 }

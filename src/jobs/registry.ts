@@ -199,10 +199,7 @@ export class JobRegistry {
     }
   }
 
-  /**
-   * A run of work that is no scheduled job (a backup) in job_runs, trigger `manual`: its row says it runs, then how it
-   * ended, beside the jobs' runs. Answers what finishes the row, and its id.
-   */
+  /** A job_runs row (trigger `manual`) for work that is no scheduled job (a backup): its id, and what finishes it. */
   async beginRun(name: string): Promise<{ id: number; finish(error: string | null): Promise<void> }> {
     const started = this.deps.clock.now();
     const t0 = performance.now();

@@ -26,12 +26,8 @@ export interface RunEnd {
 
 /** A run begins: its row, unfinished (ok NULL) until finishRun. */
 export async function insertRun(db: Queryable, r: RunStart): Promise<number> {
-  const row = await db.get<Pick<RunRow, "id">>("INSERT INTO job_runs (name, started_at, trigger, instance_id) VALUES (?, ?, ?, ?) RETURNING id", [
-    r.name,
-    r.startedAt,
-    r.trigger,
-    r.instanceId,
-  ]);
+  const params = [r.name, r.startedAt, r.trigger, r.instanceId];
+  const row = await db.get<Pick<RunRow, "id">>("INSERT INTO job_runs (name, started_at, trigger, instance_id) VALUES (?, ?, ?, ?) RETURNING id", params);
   return row!.id;
 }
 

@@ -7,7 +7,7 @@ import { refusal, refuses } from "../http/routes/declare";
 import { HEALTH_ROUTE, health } from "./health";
 import { homeRoutes } from "./home";
 import { SystemModel } from "./model";
-import { databaseSizeBytes, errorCatalog, readiness } from "./service";
+import { errorCatalog, readiness } from "./service";
 import { METRICS_CONTENT_TYPE } from "../http/metrics";
 import { slicePage } from "../http/pagination";
 
@@ -21,7 +21,7 @@ const PROBE_QUERY = t.Object(includeMetaQuery, { additionalProperties: true });
 const catalogAnswer = { query: SystemModel.includeMeta, response: { 200: SystemModel.errorsByCode } };
 
 export function systemRoutes(ctx: AppContext, guards: Guards) {
-  ctx.metrics.gauge("herald_db_size_bytes", "Database size on disk: the SQLite file plus its WAL, or pg_database_size.", () => databaseSizeBytes(ctx));
+  ctx.metrics.gauge("herald_db_size_bytes", "Database size on disk: the SQLite file plus its WAL, or pg_database_size.", () => ctx.store.sizeBytes());
   ctx.metrics.gauge("herald_request_log_pending", "Request-log rows buffered, not yet written.", () => ctx.requestLog.pending);
   // With the probes: the front door (/) and the console's short address (/admin), src/system/home.ts.
   return new Elysia({ name: "herald:system" })

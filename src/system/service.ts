@@ -114,17 +114,11 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
   // A stop in progress (SIGTERM): not ready, while requests are still served, so a load balancer moves traffic away
   // before the listening socket closes (SHUTDOWN_DRAIN_DELAY_MS, src/cli/serve.ts).
   const draining = ctx.draining;
-  checks.shutdown = draining
-    ? {
-        ok: false,
-        detail: `draining: ${draining.signal} at ${draining.since.toISOString()}, stops listening at ${draining.stopsListeningAt.toISOString()}`,
-      }
-    : { ok: true, detail: "not requested" };
+  const drainingDetail =
+    draining && `draining: ${draining.signal} at ${draining.since.toISOString()}, stops listening at ${draining.stopsListeningAt.toISOString()}`;
+  checks.shutdown = drainingDetail ? { ok: false, detail: drainingDetail } : { ok: true, detail: "not requested" };
   return { ready: Object.values(checks).every((c) => c.ok), database: { engine }, checks };
 }
-
-/** The database's size on disk (the SQLite file and its WAL, or pg_database_size), for /metrics. */
-export const databaseSizeBytes = (ctx: AppContext): Promise<number> => ctx.store.sizeBytes();
 
 /** The error catalog as partners read it (errors.json): entries in code order, each with recovery links. */
 export function errorCatalog() {

@@ -11,7 +11,7 @@ import { compileHtml, type SafeHtml } from "../http/formats/html";
 import { intQuery } from "../http/params";
 import { OffsetQueryEcho, PaginationSchema } from "../http/pagination";
 import { nullable, refuses } from "../http/routes/declare";
-import { adminReplayIn, deadLettersForOperator } from "./deliveries";
+import { adminReplayIn, deadLettersForOperator, replayAudit } from "./deliveries";
 import { deadLettersCsvTask, exportRowOf } from "./dead-letters-export";
 import { deadLetterNamesTask, deliveriesOfEvent, deliveryStatusOf } from "./deliveries-store";
 import { EVENT_TYPE_NAMES } from "./event-types";
@@ -67,11 +67,6 @@ async function filterSuggestions(ctx: AppContext): Promise<{ partners: string[];
   return { partners, eventTypes: [...new Set([...EVENT_TYPE_NAMES, ...eventTypes])].sort() };
 }
 
-async function exportRows(ctx: AppContext, f: DeadLetterFilter, offset: number, limit: number) {
-  const page = await deadLetterPage(ctx, f, offset, limit);
-  return { ...page, rows: page.rows.map(exportRowOf) };
-}
-
 const WHY_NOT: Record<string, string> = {
   webhook_deleted: "its webhook was deleted by the partner, so there is nowhere to send it",
   webhook_disabled: "its webhook is disabled; the partner enables it again first",
@@ -99,15 +94,7 @@ async function replayDeadLetterOrThrow(ctx: AppContext, operator: OperatorReques
       throw refusal(409, `Nothing was replayed: ${what} is not a dead letter (it is ${states}); only dead letters are replayed here.`);
     }
     for (const id of dead) {
-      const audit = (details: Record<string, unknown>) => ({
-        at: ctx.clock.now().toISOString(),
-        actor: operator.actor,
-        action: "webhook_event.replay",
-        target: String(id),
-        details: { ...details, via: "console" },
-        requestId: operator.requestId,
-      });
-      const out = await adminReplayIn(t, ctx, String(id), audit, reason);
+      const out = await adminReplayIn(t, ctx, String(id), replayAudit(ctx, operator, String(id), { via: "console" }), reason);
       const failed = out.results.find((r) => !r.replayed);
       // Throwing here rolls back every replay of this request (and its audit rows): all or nothing.
       if (failed) throw refusal(409, `Nothing was replayed: delivery #${id}: ${WHY_NOT[failed.error ?? ""] ?? failed.error}.`);
@@ -289,13 +276,14 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
         const limit = query.limit ?? 50;
         const offset = query.offset ?? 0;
         const f = filterOrThrow(query);
-        const r = await exportRows(ctx, f, offset, limit);
+        const r = await deadLetterPage(ctx, f, offset, limit);
+        const rows = r.rows.map(exportRowOf);
         return ok({
           total: r.total,
-          count: r.rows.length,
+          count: rows.length,
           query: { partner: f.partner || null, event_type: f.event_type || null, limit, offset, cursor: null },
-          dead_letters: r.rows,
-          pagination: { has_more: r.hasMore, next_offset: r.hasMore ? offset + r.rows.length : null, next_cursor: null },
+          dead_letters: rows,
+          pagination: { has_more: r.hasMore, next_offset: r.hasMore ? offset + rows.length : null, next_cursor: null },
         });
       },
       {

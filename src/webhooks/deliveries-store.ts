@@ -182,21 +182,13 @@ export async function requeueDelivery(q: Queryable, t: ReplayTarget, reasonTag: 
        last_error = NULL, updated_at = ? WHERE id = ?`,
     [nowIso, reasonTag, nowIso, t.id],
   );
-  await q.run("INSERT INTO webhook_replays (delivery_id, partner, mode, reason_tag, note, replayed_at) VALUES (?, ?, ?, ?, ?, ?)", [
-    t.id,
-    t.partner,
-    t.mode,
-    reasonTag,
-    note,
-    nowIso,
-  ]);
+  const replay = [t.id, t.partner, t.mode, reasonTag, note, nowIso];
+  await q.run("INSERT INTO webhook_replays (delivery_id, partner, mode, reason_tag, note, replayed_at) VALUES (?, ?, ?, ?, ?, ?)", replay);
 }
 
+const DELIVERIES_OF_EVENT = "SELECT d.id, d.status FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.public_id = ? ORDER BY d.id";
 /** The deliveries of one event (by its evt_… id), with their states. */
-export const deliveriesOfEvent = (q: Queryable, publicId: string) =>
-  q.all<Pick<D, "id" | "status">>("SELECT d.id, d.status FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.public_id = ? ORDER BY d.id", [
-    publicId,
-  ]);
+export const deliveriesOfEvent = (q: Queryable, publicId: string) => q.all<Pick<D, "id" | "status">>(DELIVERIES_OF_EVENT, [publicId]);
 
 /** The owner's deliveries of one `evt_…` event, oldest first. */
 export const ownedDeliveriesOfEvent = async (q: Queryable, owner: Owner, publicId: string): Promise<number[]> =>
@@ -248,22 +240,18 @@ export async function stateCounts(q: Queryable, a: { owner: Owner | null; settle
     // CROSS JOIN: SQLite keeps the tables in this order (the owner's webhooks, then each one's deliveries); left to
     // itself, without statistics, it walked every partner's open deliveries down deliveries_due_idx instead.
     const own = "FROM webhooks w CROSS JOIN webhook_deliveries d WHERE d.webhook_id = w.id AND w.partner = ? AND w.mode = ?";
-    const open = await q.all<{ status: DeliveryStatus; n: number }>(`SELECT d.status AS status, count(*) AS n ${own} AND d.${OPEN_STATES} GROUP BY d.status`, [
-      a.owner.partner,
-      a.owner.mode,
-    ]);
-    const done = await q.get<{ n: number }>(`SELECT count(*) AS n ${own} AND d.status = 'succeeded' AND d.updated_at > ?`, [
-      a.owner.partner,
-      a.owner.mode,
-      a.settledSinceIso,
-    ]);
-    const dead = await q.get<{ n: number }>(DEAD_OF_OWNER, [a.owner.partner, a.owner.mode]);
+    const ownerParams = [a.owner.partner, a.owner.mode];
+    const open = await q.all<{ status: DeliveryStatus; n: number }>(
+      `SELECT d.status AS status, count(*) AS n ${own} AND d.${OPEN_STATES} GROUP BY d.status`,
+      ownerParams,
+    );
+    const done = await q.get<{ n: number }>(`SELECT count(*) AS n ${own} AND d.status = 'succeeded' AND d.updated_at > ?`, [...ownerParams, a.settledSinceIso]);
+    const dead = await q.get<{ n: number }>(DEAD_OF_OWNER, ownerParams);
     return [...open, { status: "succeeded", n: done?.n ?? 0 }, { status: "dead_letter", n: dead?.n ?? 0 }];
   }
   const open = await q.all<{ status: DeliveryStatus; n: number }>(`SELECT status, count(*) AS n FROM webhook_deliveries WHERE ${OPEN_STATES} GROUP BY status`);
-  const done = await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${SETTLED} AND status = 'succeeded' AND updated_at > ?`, [
-    a.settledSinceIso,
-  ]);
+  const settled = `SELECT count(*) AS n FROM webhook_deliveries WHERE ${SETTLED} AND status = 'succeeded' AND updated_at > ?`;
+  const done = await q.get<{ n: number }>(settled, [a.settledSinceIso]);
   return [...open, { status: "succeeded", n: done?.n ?? 0 }, { status: "dead_letter", n: await deadLetterCount(q) }];
 }
 

@@ -300,6 +300,18 @@ export async function adminReplayIn(
   return { event_id: ref, requeued: results.filter((r) => r.replayed).length, results };
 }
 
+/** The audit row of an operator's replay of `target` (webhook_event.replay), made from adminReplayIn's details. */
+export const replayAudit =
+  (ctx: Pick<Ctx, "clock">, by: Pick<AuditEntry, "actor" | "requestId">, target: string, extra: Record<string, unknown> = {}) =>
+  (details: Record<string, unknown>): AuditEntry => ({
+    at: ctx.clock.now().toISOString(),
+    actor: by.actor,
+    action: "webhook_event.replay",
+    target,
+    details: { ...details, ...extra },
+    requestId: by.requestId,
+  });
+
 /** adminReplayIn in a transaction of its own (POST /admin/partners/webhook-events/{event_id}/replay). */
 export function adminReplay(ctx: Ctx, ref: string, audit: (details: Record<string, unknown>) => AuditEntry, note: string | null = null) {
   return ctx.store.tx((t) => adminReplayIn(t, ctx, ref, audit, note));

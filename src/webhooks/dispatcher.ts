@@ -10,7 +10,7 @@ import { Slots } from "./slots";
 import { Wakeup } from "./wakeup";
 import { emitEvent } from "./outbox";
 import { parseRetryAfter, retryDelaySeconds } from "./schedule";
-import { type SendResult, sendDelivery } from "./send";
+import { type SendResult, sendDelivery, sendFailure } from "./send";
 import { clearFailing, disableWebhook, markFailing } from "./store";
 import { checkResolvedTarget, type TargetPolicy, targetPolicyOf } from "./target-policy";
 import { WebhookSecrets } from "./secrets";
@@ -258,15 +258,7 @@ export class Dispatcher implements DeliveryDispatcher {
     const startedAt = this.ctx.clock.now();
     let result: SendResult;
     if (blocked) {
-      result = {
-        ok: false,
-        statusCode: null,
-        reasonTag: "blocked_target",
-        error: `target refused: ${blocked}`,
-        excerpt: null,
-        retryAfter: null,
-        durationMs: 0,
-      };
+      result = sendFailure("blocked_target", `target refused: ${blocked}`);
     } else {
       const { current, previous } = this.secrets.forSigning(d, startedAt);
       const envelope: Record<string, unknown> = { event_id: d.event_public_id, event_type: d.event_type, data: JSON.parse(d.event_data) };

@@ -123,18 +123,13 @@ export class DeliveryLeases {
     const lease = { untilIso: leaseUntil.toISOString(), token, nowIso: now, interruptedError: INTERRUPTED_ERROR };
     return store.tx(async (t) => {
       const due = await dueDeliveries(t, store.dialect, now, limit);
-      await interruptAttempts(
-        t,
-        due.filter((c) => c.status === "processing").map((c) => c.id),
-        INTERRUPTED_ERROR,
-      );
+      const interruptedIds = due.filter((c) => c.status === "processing").map((c) => c.id);
+      await interruptAttempts(t, interruptedIds, INTERRUPTED_ERROR);
       // Interrupted attempts are looked up only where they can change what happens: a delivery just interrupted,
       // or one whose next attempt may be its last (attempts + 1 ≥ max). Below that, neither count can reach max,
       // and the lease of an ordinary delivery reads nothing more.
-      const uncounted = await interruptedInBudget(
-        t,
-        due.filter((c) => c.status === "processing" || c.attempts + 1 >= max).map((c) => c.id),
-      );
+      const nearTheEnd = due.filter((c) => c.status === "processing" || c.attempts + 1 >= max).map((c) => c.id);
+      const uncounted = await interruptedInBudget(t, nearTheEnd);
       const send: Array<DueRow & { final_attempt: boolean }> = [];
       let settled = 0;
       for (const c of due) {
@@ -155,11 +150,8 @@ export class DeliveryLeases {
           send.push({ ...c, final_attempt: recorded + 1 >= max });
         }
       }
-      const taken = await takeDeliveries(
-        t,
-        send.map((c) => c.id),
-        lease,
-      );
+      const sendIds = send.map((c) => c.id);
+      const taken = await takeDeliveries(t, sendIds, lease);
       const leased = send.map(({ status: _s, is_active: _a, deleted_at: _d, due: _due, reason_tag: _r, last_error: _e, ...rest }) => {
         const { attempts, attemptId } = taken.get(rest.id)!;
         return { ...rest, attempts, attempt_id: attemptId, lease_token: token, lease_until_ms: leaseUntil.getTime() };

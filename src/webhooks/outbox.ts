@@ -41,13 +41,7 @@ export function eventPublicId(atMs: number, random: Uint8Array): string {
 
 function eventRow(deps: EmitDeps, owner: Owner, eventType: EventType, data: Record<string, unknown>): EventRow {
   const now = deps.clock.now();
-  return {
-    publicId: eventPublicId(now.getTime(), deps.rng.bytes(6)),
-    owner,
-    eventType,
-    data: eventJson(data),
-    nowIso: now.toISOString(),
-  };
+  return { publicId: eventPublicId(now.getTime(), deps.rng.bytes(6)), owner, eventType, data: eventJson(data), nowIso: now.toISOString() };
 }
 
 /**

@@ -8,7 +8,7 @@ import { nullable, partnerTag, readErrors, refuses, writeErrors } from "../http/
 import { listAnswer, parsePage } from "../http/pagination";
 import { partnerMutation } from "../auth/partner-mutation";
 import { LIVE, mountWrites, type PartnerMount } from "../auth/partner-mount";
-import { adminReplay, deadLetterSummary, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
+import { adminReplay, deadLetterSummary, replayAudit, listDeliveries, recoverIds, replaySummary, requeue, requeueRefs } from "./deliveries";
 import { eventTypeCatalog } from "./event-types";
 import { ReplayResultItem, WebhooksModel as M } from "./model";
 import { cancelRestAfterDelete, createWebhook, deleteWebhook, listWebhooks, rotateWebhookSecret, testWebhook, verifyWebhookSignatureFor } from "./service";
@@ -189,14 +189,7 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
       .post(
         "/admin/partners/webhook-events/:event_id/replay",
         async ({ params, admin }) => {
-          const out = await adminReplay(ctx, params.event_id, (details) => ({
-            at: ctx.clock.now().toISOString(),
-            actor: admin.actor,
-            action: "webhook_event.replay",
-            target: params.event_id,
-            details,
-            requestId: admin.requestId,
-          }));
+          const out = await adminReplay(ctx, params.event_id, replayAudit(ctx, admin, params.event_id));
           ctx.dispatcher.nudge();
           return ok(out);
         },

@@ -28,6 +28,17 @@ export interface SendResult {
   durationMs: number;
 }
 
+/** An attempt that got no answer to record: refused before it left, timed out, or its connection failed. */
+export const sendFailure = (reasonTag: ReasonTag, error: string, durationMs = 0): SendResult => ({
+  ok: false,
+  statusCode: null,
+  reasonTag,
+  error,
+  excerpt: null,
+  retryAfter: null,
+  durationMs,
+});
+
 /**
  * Every delivery carries two signatures over the same raw body, keyed by the same secret bytes: Herald's own
  * X-Webhook-* headers (docs/design.md §6) and the Standard Webhooks headers (webhook-id = the event id, stable across
@@ -87,45 +98,26 @@ async function readBounded(res: Response): Promise<string> {
 export async function sendDelivery(input: SendInput): Promise<SendResult> {
   const started = performance.now();
   const signal = AbortSignal.timeout(input.timeoutMs);
-  const done = (r: Omit<SendResult, "durationMs">): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
+  const elapsedMs = () => Math.round(performance.now() - started);
   try {
-    const res = await fetch(input.url, {
-      method: "POST",
-      headers: deliveryHeaders(input),
-      body: input.body,
-      redirect: "manual",
-      signal,
-    });
+    const res = await fetch(input.url, { method: "POST", headers: deliveryHeaders(input), body: input.body, redirect: "manual", signal });
     const excerpt = await readBounded(res);
     const ok = res.status >= 200 && res.status < 300;
-    return done({
+    return {
       ok,
       statusCode: res.status,
       reasonTag: ok ? null : "http_error",
       error: ok ? null : `receiver answered HTTP ${res.status}${res.status >= 300 && res.status < 400 ? " (redirects are not followed)" : ""}`,
       excerpt,
       retryAfter: res.headers.get("retry-after"),
-    });
+      durationMs: elapsedMs(),
+    };
   } catch (err) {
     const name = (err as Error).name;
     if (name === "TimeoutError" || name === "AbortError" || signal.aborted) {
-      return done({
-        ok: false,
-        statusCode: null,
-        reasonTag: "timeout",
-        error: `no complete answer within ${input.timeoutMs / 1000} s`,
-        excerpt: null,
-        retryAfter: null,
-      });
+      return sendFailure("timeout", `no complete answer within ${input.timeoutMs / 1000} s`, elapsedMs());
     }
     const code = (err as NodeJS.ErrnoException).code;
-    return done({
-      ok: false,
-      statusCode: null,
-      reasonTag: "connection_error",
-      error: `connection failed${code ? ` (${code})` : ""}: ${(err as Error).message}`.slice(0, 500),
-      excerpt: null,
-      retryAfter: null,
-    });
+    return sendFailure("connection_error", `connection failed${code ? ` (${code})` : ""}: ${(err as Error).message}`.slice(0, 500), elapsedMs());
   }
 }

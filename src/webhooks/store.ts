@@ -184,13 +184,8 @@ export async function softDeleteWebhook(
   nowIso: string,
   batchRows = CANCEL_BATCH_ROWS,
 ): Promise<{ cancelled: number; more: boolean } | null> {
-  const gone = await q.run(`UPDATE webhooks SET deleted_at = ?, is_active = 0, updated_at = ? WHERE id = ? AND ${OWNED}`, [
-    nowIso,
-    nowIso,
-    id,
-    owner.partner,
-    owner.mode,
-  ]);
+  const params = [nowIso, nowIso, id, owner.partner, owner.mode];
+  const gone = await q.run(`UPDATE webhooks SET deleted_at = ?, is_active = 0, updated_at = ? WHERE id = ? AND ${OWNED}`, params);
   if (gone.changes === 0) return null;
   const cancelled = await cancelBatch(q, id, nowIso, batchRows);
   return { cancelled, more: cancelled >= batchRows };
