@@ -139,11 +139,9 @@ function closingHandler(h: unknown): unknown {
 }
 
 /**
- * While the instance drains, every answer carries `Connection: close`, so a client or load balancer holding a
- * keep-alive connection opens its next one afresh — and a balancer that has seen /readyz fail sends that one to
- * another instance, instead of finding the connection closed under it when the instance stops listening. The same
- * routes and handlers are served, each wrapped (a method map's handlers one by one); a request pays nothing for this
- * while the instance is not stopping. Returns false when there was no route table to wrap.
+ * While the instance drains, every answer carries `Connection: close`, so a keep-alive client or balancer opens its
+ * next connection afresh (to another instance, once /readyz failed) instead of finding it closed under it when the
+ * instance stops listening. The same handlers are served, wrapped; false when there was no route table to wrap.
  */
 function closeEachConnection(server: Server<unknown>, options: ServeOptions | null): boolean {
   if (!options) return false;
