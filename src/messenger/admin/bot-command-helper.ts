@@ -3,6 +3,7 @@
 // never list a command the bot does not answer.
 import type { AppContext } from "../../context";
 import { BOT_COMMANDS } from "../bot/commands";
+import { botApiCall } from "./bot-readiness";
 
 /** Telegram's limits for setMyCommands (core.telegram.org/bots/api#botcommand). */
 const COMMAND_NAME = /^[a-z0-9_]{1,32}$/;
@@ -15,15 +16,9 @@ export function botCommandHelper(ctx: AppContext) {
     valid_for_telegram: COMMAND_NAME.test(c.command) && c.description.length >= 1 && c.description.length <= MAX_DESCRIPTION,
   }));
   const payload = { commands: BOT_COMMANDS.map((c) => ({ command: c.command, description: c.description })) };
-  const endpoint = `${ctx.config.messenger.botApiBase.replace(/\/+$/, "")}/bot<BOT_TOKEN>/setMyCommands`;
   return {
     commands,
     unknown_command_reply: 'Any other /command gets "Unknown command" and this list.',
-    set_my_commands: {
-      method: "setMyCommands" as const,
-      endpoint,
-      payload,
-      curl: `curl -sS -X POST '${endpoint}' -H 'content-type: application/json' -d '${JSON.stringify(payload).replaceAll("'", "'\\''")}'`,
-    },
+    set_my_commands: botApiCall(ctx, "setMyCommands", payload),
   };
 }

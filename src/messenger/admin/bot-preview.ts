@@ -20,12 +20,28 @@ const add = (c: Counts, k: string, n: number) => {
   c[k] = (c[k] ?? 0) + n;
 };
 
-interface HourBucket {
-  hour: string;
-  updates_by_kind: Counts;
-  updates_by_command: Counts;
-  sent_by_method: Counts;
-  bot_api_errors_by_status: Counts;
+const emptyBucket = (hour: string) => ({
+  hour,
+  updates_by_kind: {} as Counts,
+  updates_by_command: {} as Counts,
+  sent_by_method: {} as Counts,
+  bot_api_errors_by_status: {} as Counts,
+});
+type HourBucket = ReturnType<typeof emptyBucket>;
+
+/** Telegram's view of the webhook (getWebhookInfo), with live=1. */
+async function liveWebhook(ctx: AppContext) {
+  const info = await callBotApiRead<WebhookInfo>(ctx, "getWebhookInfo");
+  if (!info.ok) return { ok: false, error: info.error, pending_update_count: null, url_matches: null, last_error_date: null, last_error_message: null };
+  const w = info.result;
+  return {
+    ok: true,
+    error: null,
+    pending_update_count: w.pending_update_count ?? 0,
+    url_matches: w.url === expectedWebhookUrl(ctx),
+    last_error_date: w.last_error_date ? new Date(w.last_error_date * 1000).toISOString() : null,
+    last_error_message: w.last_error_message?.slice(0, 200) ?? null,
+  };
 }
 
 async function hourlyFromCounters(ctx: AppContext, since: string, buckets: Map<string, HourBucket>) {
@@ -77,7 +93,7 @@ export async function botPreview(ctx: AppContext, input: { hours: number; limit:
   const buckets = new Map<string, HourBucket>();
   for (let i = 0; i < input.hours; i++) {
     const hour = hourOf(Date.parse(since) + i * 3_600_000);
-    buckets.set(hour, { hour, updates_by_kind: {}, updates_by_command: {}, sent_by_method: {}, bot_api_errors_by_status: {} });
+    buckets.set(hour, emptyBucket(hour));
   }
   await hourlyFromCounters(ctx, since, buckets);
   const commands = await receivedCommands(ctx, since, buckets);
@@ -91,28 +107,6 @@ export async function botPreview(ctx: AppContext, input: { hours: number; limit:
   // Unsent rows with an error: pending and dead rows only, so the status index bounds the read.
   const lastErrors = await unsentWithErrors(q, input.limit);
   const backlog = await outboxBacklog(q);
-
-  let live: {
-    ok: boolean;
-    error: string | null;
-    pending_update_count: number | null;
-    url_matches: boolean | null;
-    last_error_date: string | null;
-    last_error_message: string | null;
-  } | null = null;
-  if (input.live) {
-    const info = await callBotApiRead<WebhookInfo>(ctx, "getWebhookInfo");
-    live = info.ok
-      ? {
-          ok: true,
-          error: null,
-          pending_update_count: info.result.pending_update_count ?? 0,
-          url_matches: info.result.url === expectedWebhookUrl(ctx),
-          last_error_date: info.result.last_error_date ? new Date(info.result.last_error_date * 1000).toISOString() : null,
-          last_error_message: info.result.last_error_message?.slice(0, 200) ?? null,
-        }
-      : { ok: false, error: info.error, pending_update_count: null, url_matches: null, last_error_date: null, last_error_message: null };
-  }
 
   const sum = (c: Counts) => Object.values(c).reduce((a, b) => a + b, 0);
   return {
@@ -135,6 +129,6 @@ export async function botPreview(ctx: AppContext, input: { hours: number; limit:
       last_errors: lastErrors,
     },
     hourly,
-    live,
+    live: input.live ? await liveWebhook(ctx) : null,
   };
 }

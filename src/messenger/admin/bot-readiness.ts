@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { AppContext } from "../../context";
 import { HANDLED_UPDATE_KINDS } from "../bot/commands";
 import { outboxBacklog } from "../bot/outbox";
-import { deadSince, lastUpdateAt as newestUpdateAt } from "../store/bot";
+import { deadSince, lastUpdateAt } from "../store/bot";
 import { WEBHOOK_SECRET_HEADER } from "../bot/webhook";
 import { type BotApiResult, type BotUser, callBotApiRead, type MenuButton, type WebhookInfo } from "../bot/api";
 import { OPEN_MINI_APP } from "../bot/commands";
@@ -50,24 +50,20 @@ const check = (name: string, status: CheckStatus, observed: string, expected: st
 
 export const expectedWebhookUrl = (ctx: AppContext) => `${ctx.config.publicBaseUrl.replace(/\/+$/, "")}/api/messenger/webhook`;
 
-/** The setWebhook call that makes Telegram's side right: what every webhook fix points to. */
-export function setWebhookCall(ctx: AppContext) {
-  const payload = { url: expectedWebhookUrl(ctx), secret_token: SECRET_PLACEHOLDER, allowed_updates: [...HANDLED_UPDATE_KINDS] };
-  const endpoint = `${ctx.config.messenger.botApiBase.replace(/\/+$/, "")}/bot<BOT_TOKEN>/setWebhook`;
-  return {
-    method: "setWebhook" as const,
-    endpoint,
-    payload,
-    curl: `curl -sS -X POST '${endpoint}' -H 'content-type: application/json' -d '${JSON.stringify(payload).replaceAll("'", "'\\''")}'`,
-  };
+/** A Bot API call as an operator can replay it: the endpoint with a token placeholder, the payload, and the curl line. */
+export function botApiCall<M extends string, P>(ctx: AppContext, method: M, payload: P) {
+  const endpoint = `${ctx.config.messenger.botApiBase.replace(/\/+$/, "")}/bot<BOT_TOKEN>/${method}`;
+  const body = JSON.stringify(payload).replaceAll("'", "'\\''");
+  return { method, endpoint, payload, curl: `curl -sS -X POST '${endpoint}' -H 'content-type: application/json' -d '${body}'` };
 }
 
+/** The setWebhook call that makes Telegram's side right: what every webhook fix points to. */
+export const setWebhookCall = (ctx: AppContext) =>
+  botApiCall(ctx, "setWebhook", { url: expectedWebhookUrl(ctx), secret_token: SECRET_PLACEHOLDER, allowed_updates: [...HANDLED_UPDATE_KINDS] });
+
 /** The setChatMenuButton call that makes the bot's menu button open the mini-app (MESSENGER_MINI_APP_URL). */
-export function setMenuButtonCall(ctx: AppContext, url: string) {
-  const payload = { menu_button: { type: "web_app", text: OPEN_MINI_APP, web_app: { url } } };
-  const endpoint = `${ctx.config.messenger.botApiBase.replace(/\/+$/, "")}/bot<BOT_TOKEN>/setChatMenuButton`;
-  return { payload, curl: `curl -sS -X POST '${endpoint}' -H 'content-type: application/json' -d '${JSON.stringify(payload).replaceAll("'", "'\\''")}'` };
-}
+export const setMenuButtonCall = (ctx: AppContext, url: string) =>
+  botApiCall(ctx, "setChatMenuButton", { menu_button: { type: "web_app", text: OPEN_MINI_APP, web_app: { url } } });
 
 const setWebhookFix = (ctx: AppContext, why: string) =>
   `${why}: call setWebhook with ${JSON.stringify(setWebhookCall(ctx).payload)} (the curl line is in set_webhook.curl)`;
@@ -196,9 +192,6 @@ function menuButtonCheck(ctx: AppContext, menu: BotApiResult<MenuButton>): Readi
   );
 }
 
-/** The newest stored update: every stored update passed the secret-token check, so it also dates the secret. */
-const lastUpdateAt = (ctx: AppContext): Promise<string | null> => newestUpdateAt(ctx.store);
-
 function updatesCheck(lastAt: string | null, nowMs: number): ReadinessCheck {
   const expected = `an update within the last ${READINESS.updatesQuietHours} h`;
   const fix = "Send /start to the bot from Telegram; if nothing arrives, run this with live=1 to see Telegram's webhook URL and last error.";
@@ -312,7 +305,8 @@ function liveChecks(
 
 export async function botReadiness(ctx: AppContext, live: boolean) {
   const nowMs = ctx.clock.now().getTime();
-  const lastAt = await lastUpdateAt(ctx);
+  // The newest stored update: every stored update passed the secret-token check, so it also dates the secret.
+  const lastAt = await lastUpdateAt(ctx.store);
   const checks = [...(await offlineChecks(ctx, nowMs)), updatesCheck(lastAt, nowMs)];
   if (live) {
     // Network I/O outside any transaction; the calls together, each with its own timeout.
@@ -323,16 +317,8 @@ export async function botReadiness(ctx: AppContext, live: boolean) {
     ]);
     checks.push(...liveChecks(ctx, nowMs, me, info, menu, lastAt));
   } else {
-    for (const name of LIVE_CHECKS)
-      checks.push(
-        check(
-          name,
-          "skipped",
-          "not checked (live=0)",
-          "asks Telegram with live=1",
-          "Run with live=1 to ask Telegram (getMe, getWebhookInfo, getChatMenuButton).",
-        ),
-      );
+    const fix = "Run with live=1 to ask Telegram (getMe, getWebhookInfo, getChatMenuButton).";
+    for (const name of LIVE_CHECKS) checks.push(check(name, "skipped", "not checked (live=0)", "asks Telegram with live=1", fix));
   }
   const count = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
   return {

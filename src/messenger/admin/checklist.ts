@@ -8,7 +8,7 @@ import { counted, playsText } from "../count-words";
 import { refusalsOnRoutes } from "../store/read-models";
 import { wheelSegments } from "./game-stats";
 import { gameFigures, parseGames } from "./overview";
-import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";
+import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 
 export const CHECKLIST_DEFAULT_DAYS = 7;
 /** The request-log rows read for the refusal share: the window's newest, at most this many. */
@@ -51,8 +51,9 @@ const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / who
 const atMost = (v: number, t: { pass: number; warn: number }): Status => (v <= t.pass ? "pass" : v <= t.warn ? "warn" : "fail");
 const below = (v: number, t: { pass: number; warn: number }): Status => (v < t.pass ? "pass" : v < t.warn ? "warn" : "fail");
 
-function check(c: Omit<Check, "fix">, fix: string): Check {
-  return { ...c, fix: c.status === "pass" ? null : fix };
+/** A check of no one game unless it names one; a pass carries no fix. */
+function check({ name, game_key = null, ...c }: Omit<Check, "fix" | "game_key"> & { game_key?: string | null }, fix: string): Check {
+  return { name, game_key, ...c, fix: c.status === "pass" ? null : fix };
 }
 
 async function refusalShare(ctx: AppContext, w: ReportWindow): Promise<Check> {
@@ -62,7 +63,6 @@ async function refusalShare(ctx: AppContext, w: ReportWindow): Promise<Check> {
   return check(
     {
       name: "refusal_share",
-      game_key: null,
       status: share === null ? "warn" : below(share, t),
       figure: share,
       unit: "%",
@@ -91,7 +91,6 @@ async function counterChecks(ctx: AppContext, w: ReportWindow): Promise<Check[]>
     check(
       {
         name: "init_data_failure_rate",
-        game_key: null,
         status: initRate === null ? "warn" : below(initRate, ti),
         figure: initRate,
         unit: "%",
@@ -103,7 +102,6 @@ async function counterChecks(ctx: AppContext, w: ReportWindow): Promise<Check[]>
     check(
       {
         name: "bot_api_error_rate",
-        game_key: null,
         status: botRate === null ? "pass" : below(botRate, tb),
         figure: botRate,
         unit: "%",
@@ -123,7 +121,6 @@ async function outboxChecks(ctx: AppContext): Promise<Check[]> {
     check(
       {
         name: "bot_outbox_backlog",
-        game_key: null,
         status: atMost(o.pending, tp),
         figure: o.pending,
         unit: "rows",
@@ -135,7 +132,6 @@ async function outboxChecks(ctx: AppContext): Promise<Check[]> {
     check(
       {
         name: "bot_outbox_dead",
-        game_key: null,
         status: atMost(o.dead, td),
         figure: o.dead,
         unit: "rows",
@@ -147,7 +143,7 @@ async function outboxChecks(ctx: AppContext): Promise<Check[]> {
   ];
 }
 
-export async function rolloutChecklist(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
+export async function rolloutChecklist(ctx: AppContext, query: WindowQuery & { games?: string }) {
   const games = parseGames(query.games);
   const w = resolveWindow(query, ctx.clock.now(), CHECKLIST_DEFAULT_DAYS);
   const figures = await gameFigures(ctx, w, games);
@@ -179,7 +175,6 @@ export async function rolloutChecklist(ctx: AppContext, query: { days?: number; 
     check(
       {
         name: "players_in_window",
-        game_key: null,
         status: figures.total.players >= tp.pass ? "pass" : figures.total.players >= tp.warn ? "warn" : "fail",
         figure: figures.total.players,
         unit: "players",

@@ -28,36 +28,7 @@ const PANELS: ReadonlyArray<{ metric: Metric; label: string; name: string; colou
   },
 ];
 
-interface Bar {
-  x: string;
-  y: string;
-  w: string;
-  h: string;
-  tip: string;
-}
-interface Panel {
-  label: string;
-  colour: string;
-  top: number;
-  base: number;
-  maxLabel: string;
-  maxY: number;
-  bars: Bar[];
-}
-interface ChartData {
-  width: number;
-  height: number;
-  left: number;
-  right: number;
-  title: string;
-  desc: string;
-  panels: Panel[];
-  firstDay: string;
-  lastDay: string;
-  axisY: number;
-}
-
-const chartSvg = compileHtml<ChartData>(
+const chartSvg = compileHtml<ReturnType<typeof chartData>>(
   "messenger-console-chart",
   `<svg id="overview-chart" class="chart" role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 <%= it.width %> <%= it.height %>" xmlns="http://www.w3.org/2000/svg" font-family="system-ui,sans-serif" font-size="12">
 <title id="chart-title"><%= it.title %></title>
@@ -96,12 +67,12 @@ function describe(series: readonly DayPoint[], from: string, to: string): string
   return `Bars per UTC day from ${from} to ${to} (${series.length} days). ${parts.join("; ")}. The table "The numbers per day" below holds every value.`;
 }
 
-/** The chart for a series of days (oldest first). */
-export function overviewChart(series: readonly DayPoint[], from: string, to: string): SafeHtml {
+/** What the chart's template draws for a series of days (oldest first). */
+function chartData(series: readonly DayPoint[], from: string, to: string) {
   const plotWidth = WIDTH - LEFT - RIGHT;
   const step = plotWidth / Math.max(series.length, 1);
   const barWidth = Math.max(step * 0.78, 0.8);
-  const panels = PANELS.map(({ metric, label, colour, amount }, i): Panel => {
+  const panels = PANELS.map(({ metric, label, colour, amount }, i) => {
     const top = i * PANEL_HEIGHT;
     const base = top + PANEL_TOP + PLOT_HEIGHT;
     const max = Math.max(0, ...series.map((p) => p[metric]));
@@ -129,7 +100,7 @@ export function overviewChart(series: readonly DayPoint[], from: string, to: str
     };
   });
   const height = PANELS.length * PANEL_HEIGHT + AXIS_HEIGHT - 10;
-  return chartSvg({
+  return {
     width: WIDTH,
     height,
     left: LEFT,
@@ -140,5 +111,8 @@ export function overviewChart(series: readonly DayPoint[], from: string, to: str
     firstDay: series[0]?.day ?? from,
     lastDay: series.at(-1)?.day ?? to,
     axisY: height - 4,
-  });
+  };
 }
+
+/** The chart for a series of days (oldest first). */
+export const overviewChart = (series: readonly DayPoint[], from: string, to: string): SafeHtml => chartSvg(chartData(series, from, to));

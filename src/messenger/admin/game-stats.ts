@@ -12,13 +12,11 @@ import { WHEEL_CAMPAIGN } from "../catalog";
 import { wheelSegmentsText } from "../store/config";
 import { spinCounts, spinCreatedFrom, spinIdBounds } from "../store/fair";
 import { gridCounts, gridCreatedFrom, gridIdBounds } from "../store/grids";
-import { gameFigures, valueOf } from "./overview";
-import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";
+import { AMOUNT_KINDS, gameFigures, valueOf, zero } from "./overview";
+import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 
 export const GAME_STATS_DEFAULT_DAYS = 7;
 export const SCAN_LIMIT = 200_000;
-
-type WindowQuery = { days?: number; preset?: WindowPreset };
 
 type IdTable = {
   bounds: (q: Queryable) => Promise<{ lo: number | null; hi: number | null } | null>;
@@ -115,14 +113,8 @@ export async function wheelSegments(ctx: AppContext, w: ReportWindow) {
     });
     // The gross payout of the spins, from the segments' rewards (exact where every segment's reward is known).
     const known = defs !== null && segments.every((s) => s.count === 0 || defs[s.segment_index]?.reward !== undefined);
-    const payout = { free_spins: 0, missiles: 0, points: 0 };
-    if (known)
-      for (const s of segments) {
-        const r = defs![s.segment_index]?.reward ?? {};
-        payout.free_spins += (r.free_spins ?? 0) * s.count;
-        payout.missiles += (r.missiles ?? 0) * s.count;
-        payout.points += (r.points ?? 0) * s.count;
-      }
+    const payout = zero();
+    if (known) for (const s of segments) for (const k of AMOUNT_KINDS) payout[k] += (defs![s.segment_index]?.reward?.[k] ?? 0) * s.count;
     return {
       campaign_key: key,
       known_campaign: defs !== null,

@@ -5,9 +5,8 @@
 // mission's current reward: an edited reward does not rewrite what was paid before the edit.
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { keyPageOf, parseKeyPage } from "../../http/pagination";
 import { adminListAnswer } from "../config/inputs";
-import { adminMissionView } from "../games/missions";
+import { adminMissionView, missionKeyPage } from "../games/missions";
 import {
   completedPerDay,
   completingEvents,
@@ -18,10 +17,10 @@ import {
   lastEventAt,
   progressAt,
 } from "../store/mission-stats";
-import { missionsPage } from "../store/missions";
 import { missionOrThrow } from "./missions-admin";
+import { AMOUNT_KINDS } from "./overview";
 import { MISSION_WINDOW_DEFAULT_DAYS, REFUSAL_REASONS } from "./missions-model";
-import { resolveWindow, type ReportWindow, type WindowPreset } from "./window";
+import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 
 type Reason = (typeof REFUSAL_REASONS)[number];
 
@@ -91,9 +90,7 @@ async function missionFigures(q: Queryable, key: string, since: string, until: s
     if (!reward || typeof reward !== "object") continue;
     const f = at(byDay ? r.created_at.slice(0, 10) : "");
     f.rewards_paid.completions_paid += 1;
-    f.rewards_paid.free_spins += reward.free_spins ?? 0;
-    f.rewards_paid.missiles += reward.missiles ?? 0;
-    f.rewards_paid.points += reward.points ?? 0;
+    for (const k of AMOUNT_KINDS) f.rewards_paid[k] += reward[k] ?? 0;
     if (answer.salutes?.paid === true && typeof answer.salutes.amount === "string") f.salutesMicro += toMicro(answer.salutes.amount);
   }
   const done = new Map<string, Figures>();
@@ -104,11 +101,6 @@ async function missionFigures(q: Queryable, key: string, since: string, until: s
 const windowView = (w: ReportWindow) => ({ from: w.from, to: w.to, days: w.days, label: w.label });
 const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 10_000) / 10_000);
 
-export interface WindowQuery {
-  days?: number;
-  preset?: WindowPreset;
-}
-
 /**
  * Every mission (oldest first, a page of `limit`, 200 by default) side by side in the window. Paged like the
  * mission list: a cursor holds the last row's [created_at, mission_key].
@@ -116,10 +108,7 @@ export interface WindowQuery {
 export async function compareMissions(ctx: AppContext, query: WindowQuery & { limit?: number; offset?: number; cursor?: string }) {
   const q = ctx.store;
   const w = resolveWindow(query, ctx.clock.now(), MISSION_WINDOW_DEFAULT_DAYS);
-  const page = parseKeyPage({ ...query, limit: query.limit ?? 200 }, ["text", "text"]);
-  const [afterCreated, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
-  const rows = await missionsPage(q, afterCreated, afterKey, page.limit + 1, page.offset);
-  const p = keyPageOf(rows, page, (m) => [m.created_at, m.mission_key]);
+  const p = await missionKeyPage(q, { ...query, limit: query.limit ?? 200 });
   const missions = [];
   for (const m of p.items) {
     const f = (await missionFigures(q, m.mission_key, w.since, w.until, false)).get("") ?? noFigures();

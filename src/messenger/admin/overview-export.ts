@@ -5,7 +5,7 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/formats/csv";
 import { type GameFigures, gameFigures, OVERVIEW_DEFAULT_DAYS, parseGames } from "./overview";
-import { resolveWindow, type WindowPreset } from "./window";
+import { resolveWindow, type WindowQuery } from "./window";
 
 type Cell = string | number | null;
 
@@ -67,7 +67,7 @@ function rowsOf(f: GameFigures, label: string): Array<Record<string, Cell>> {
   return [whole, ...days];
 }
 
-export async function overviewExport(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
+export async function overviewExport(ctx: AppContext, query: WindowQuery & { games?: string }) {
   const games = parseGames(query.games);
   const w = resolveWindow(query, ctx.clock.now(), OVERVIEW_DEFAULT_DAYS);
   const figures = await gameFigures(ctx, w, games);

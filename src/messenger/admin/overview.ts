@@ -14,7 +14,7 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { GAMES, ITEMS } from "../catalog";
-import { type ReportWindow, resolveWindow, type WindowPreset } from "./window";
+import { type ReportWindow, resolveWindow, type WindowQuery } from "./window";
 import { statsRows, type StatsRow } from "../store/stats";
 import { distinctPlayers, playersPerDay } from "./players-window";
 
@@ -28,16 +28,11 @@ export const playActionOf = (game: string) => (game === "recon_grid" ? "recon_gr
 /** Games whose every play costs the same (so the gross payout is exact from net deltas). */
 const FIXED_PRICE: Record<string, Amounts> = { recon_grid: { free_spins: 0, missiles: 1, points: 0 } };
 
-export interface Amounts {
-  free_spins: number;
-  missiles: number;
-  points: number;
-}
-const zero = (): Amounts => ({ free_spins: 0, missiles: 0, points: 0 });
+export const AMOUNT_KINDS = ["free_spins", "missiles", "points"] as const;
+export type Amounts = Record<(typeof AMOUNT_KINDS)[number], number>;
+export const zero = (): Amounts => ({ free_spins: 0, missiles: 0, points: 0 });
 const add = (a: Amounts, b: Amounts) => {
-  a.free_spins += b.free_spins;
-  a.missiles += b.missiles;
-  a.points += b.points;
+  for (const k of AMOUNT_KINDS) a[k] += b[k];
 };
 
 /** Points value of one unit of each balance: the shop's price of it (ITEMS), so a spin and a missile compare with points. */
@@ -70,34 +65,17 @@ const spent = (r: StatsRow): Amounts => ({ free_spins: r.free_spins_spent, missi
 function playFigures(game: string, r: StatsRow): { payout: Amounts; cost: Amounts } {
   const price = FIXED_PRICE[game];
   if (!price) return { payout: granted(r), cost: spent(r) };
-  const cost = { free_spins: price.free_spins * r.entries, missiles: price.missiles * r.entries, points: price.points * r.entries };
-  const g = granted(r);
+  const cost = zero();
+  const payout = granted(r);
   const s = spent(r);
-  return {
-    cost,
-    payout: {
-      free_spins: g.free_spins - s.free_spins + cost.free_spins,
-      missiles: g.missiles - s.missiles + cost.missiles,
-      points: g.points - s.points + cost.points,
-    },
-  };
+  for (const k of AMOUNT_KINDS) {
+    cost[k] = price[k] * r.entries;
+    payout[k] += cost[k] - s[k];
+  }
+  return { cost, payout };
 }
 
-export interface GameFigures {
-  game_key: string;
-  plays: number;
-  players: number;
-  payout: Amounts;
-  cost: Amounts;
-  payout_points_value: number;
-  cost_points_value: number;
-  rtp_percent: number | null;
-  purchases: { entries: number; points_spent: number; free_spins_bought: number; missiles_bought: number };
-  manual_grants: { entries: number; free_spins: number; missiles: number; points: number };
-  series: Array<{ day: string; plays: number; players: number; payout_points_value: number; cost_points_value: number; rtp_percent: number | null }>;
-}
-
-function emptyFigures(game: string, days: string[]): GameFigures {
+function emptyFigures(game: string, days: string[]) {
   return {
     game_key: game,
     plays: 0,
@@ -106,12 +84,13 @@ function emptyFigures(game: string, days: string[]): GameFigures {
     cost: zero(),
     payout_points_value: 0,
     cost_points_value: 0,
-    rtp_percent: null,
+    rtp_percent: null as number | null,
     purchases: { entries: 0, points_spent: 0, free_spins_bought: 0, missiles_bought: 0 },
     manual_grants: { entries: 0, free_spins: 0, missiles: 0, points: 0 },
-    series: days.map((day) => ({ day, plays: 0, players: 0, payout_points_value: 0, cost_points_value: 0, rtp_percent: null })),
+    series: days.map((day) => ({ day, plays: 0, players: 0, payout_points_value: 0, cost_points_value: 0, rtp_percent: null as number | null })),
   };
 }
+export type GameFigures = ReturnType<typeof emptyFigures>;
 
 export function daysOf(w: ReportWindow): string[] {
   const start = Date.parse(`${w.from}T00:00:00Z`);
@@ -172,7 +151,7 @@ export async function gameFigures(ctx: AppContext, w: ReportWindow, games: strin
   return { games: [...byGame.values()], total };
 }
 
-export async function gamesOverview(ctx: AppContext, query: { days?: number; preset?: WindowPreset; games?: string }) {
+export async function gamesOverview(ctx: AppContext, query: WindowQuery & { games?: string }) {
   const games = parseGames(query.games);
   const w = resolveWindow(query, ctx.clock.now(), OVERVIEW_DEFAULT_DAYS);
   const figures = await gameFigures(ctx, w, games);

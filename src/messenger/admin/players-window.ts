@@ -50,13 +50,12 @@ const prevDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) - DAY_M
 async function closedSet(ctx: AppContext, c: Cache, game: string, from: string, closedTo: string): Promise<Float64Array> {
   const key = `${game}|${from}|${closedTo}`;
   const hit = c.sets.get(key);
-  if (hit) {
-    // Refresh its place: the map's order is the eviction order.
-    c.sets.delete(key);
-    c.sets.set(key, hit);
-    return hit;
-  }
-  const set = Float64Array.from(await playerIdsBetween(ctx.store, from, closedTo, game));
+  if (hit) c.sets.delete(key);
+  return keep(c, key, hit ?? Float64Array.from(await playerIdsBetween(ctx.store, from, closedTo, game)));
+}
+
+/** Keeps a set at the map's end, evicting from its front past MAX_SETS: the map's order is the eviction order. */
+function keep(c: Cache, key: string, set: Float64Array): Float64Array {
   if (c.sets.size >= MAX_SETS) c.sets.delete(c.sets.keys().next().value!);
   c.sets.set(key, set);
   return set;
@@ -85,10 +84,7 @@ async function closedUnion(ctx: AppContext, c: Cache, games: string[], from: str
   if (hit) return hit;
   const parts: Float64Array[] = [];
   for (const g of games) parts.push(await closedSet(ctx, c, g, from, closedTo));
-  const merged = union(parts);
-  if (c.sets.size >= MAX_SETS) c.sets.delete(c.sets.keys().next().value!);
-  c.sets.set(key, merged);
-  return merged;
+  return keep(c, key, union(parts));
 }
 
 function has(sorted: Float64Array, id: number): boolean {

@@ -7,6 +7,8 @@ import { intQuery } from "../../http/params";
 export const WINDOW_PRESETS = ["today", "yesterday", "last_7d", "last_30d", "last_90d", "this_week", "this_month", "last_month"] as const;
 export type WindowPreset = (typeof WINDOW_PRESETS)[number];
 export const MAX_WINDOW_DAYS = 366;
+/** `days` or `preset`, as windowQueryFields checked them. */
+export type WindowQuery = { days?: number; preset?: WindowPreset };
 
 /** The query fields every windowed admin route takes (spread into its query schema). */
 export const windowQueryFields = (defaultDays: number) => ({
@@ -49,7 +51,7 @@ function span(fromMs: number, toMs: number, label: string): ReportWindow {
  * Resolves `days` / `preset` at `now`. Both given is a 400 naming both (which one was meant is a guess); neither
  * gives the route's default days. Weeks start on Monday (ISO 8601).
  */
-export function resolveWindow(query: { days?: number; preset?: WindowPreset }, now: Date, defaultDays: number): ReportWindow {
+export function resolveWindow(query: WindowQuery, now: Date, defaultDays: number): ReportWindow {
   if (query.days !== undefined && query.preset !== undefined) {
     throw new AppError(
       "invalid_query",
@@ -68,11 +70,9 @@ export function resolveWindow(query: { days?: number; preset?: WindowPreset }, n
     case "yesterday":
       return span(today - DAY_MS, today - DAY_MS, "yesterday");
     case "last_7d":
-      return span(today - 6 * DAY_MS, today, "last_7d");
     case "last_30d":
-      return span(today - 29 * DAY_MS, today, "last_30d");
     case "last_90d":
-      return span(today - 89 * DAY_MS, today, "last_90d");
+      return span(today - (Number.parseInt(query.preset.slice(5), 10) - 1) * DAY_MS, today, query.preset);
     case "this_week":
       return span(today - ((d.getUTCDay() + 6) % 7) * DAY_MS, today, "this_week");
     case "this_month":

@@ -6,11 +6,11 @@ import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
-import { badCursor } from "../../http/pagination";
+import { badCursor, parseKeyPage } from "../../http/pagination";
 import { audienceGroupByKey, audienceGroupExists, audienceGroupsPage, countAudienceGroups, insertAudienceGroup, updateAudienceGroup } from "../store/config";
 import { type AudienceRule, BUILTIN_AUDIENCE_GROUPS, BUILTIN_DESCRIPTIONS, type BuiltinAudienceGroup, isBuiltinGroup } from "./audience-rule";
 import { type AudienceGroupRow, writeGamesConfig } from "./cache";
-import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "./inputs";
 import type { GamesConfigModel } from "./model";
 
 const groupView = (g: AudienceGroupRow) => ({
@@ -50,7 +50,7 @@ export async function requireAudienceGroup(q: Queryable, key: string, field: str
  * or [1, operator key]: the position is the key itself, so groups added before it do not shift the next page.
  */
 export async function listAudienceGroups(ctx: AppContext, input: PageInput) {
-  const page = pageFrom(input, ["integer", "text"]);
+  const page = parseKeyPage(input, ["integer", "text"]);
   const after = page.after as [number, string] | null;
   if (after && after[0] !== 0 && after[0] !== 1) throw badCursor();
   let builtinFrom = after === null ? page.offset : BUILTIN_AUDIENCE_GROUPS.length;

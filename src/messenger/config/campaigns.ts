@@ -7,12 +7,13 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
+import { parseKeyPage } from "../../http/pagination";
 import { inAudience } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
 import { catalogCampaignById, catalogCampaignsPage, insertCatalogCampaign, otherEnabledCatalogCampaigns, updateCatalogCampaign } from "../store/config";
 import { type CatalogCampaignRow, type GamesConfig, inWindow, windowsOverlap, writeGamesConfig } from "./cache";
-import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "./inputs";
 import type { GamesConfigModel } from "./model";
 
 export const campaignView = (c: CatalogCampaignRow, nowIso: string) => ({
@@ -63,7 +64,7 @@ export function requireCatalogAccess(config: GamesConfig, player: AudiencePlayer
 /** Latest start first; a cursor holds the last row's [starts_at, id], the list's whole sort key. */
 export async function listCatalogCampaigns(ctx: AppContext, filter: { game_key?: string; include_disabled: boolean }, input: PageInput) {
   const now = ctx.clock.now().toISOString();
-  const page = pageFrom(input, ["text", "integer"]);
+  const page = parseKeyPage(input, ["text", "integer"]);
   const [afterStart, afterId] = page.after ?? [null, null];
   const rows = await catalogCampaignsPage(ctx.store, {
     gameKey: filter.game_key ?? null,

@@ -2,7 +2,7 @@
 // (so windows compare as text), and list pages.
 import { parseCalendarStrict } from "../../clock";
 import { AppError } from "../../http/errors/errors";
-import { type KeyPageRequest, keyPageOf, parseKeyPage, type SortKey, type SortKeyShape } from "../../http/pagination";
+import { type KeyPageRequest, keyPageOf, type parseKeyPage, type SortKey } from "../../http/pagination";
 
 type NoFields = Record<never, never>;
 
@@ -20,29 +20,16 @@ export function isoOrThrow(raw: string, field: string): string {
   return iso;
 }
 
-/**
- * A page of an operator list: limit/offset, or the cursor of the previous page. The lists here are ordered by
- * text as often as by id (a start time, then a key), so a cursor holds the last row's whole sort key
- * (src/http/pagination.ts, parseKeyPage): a page boundary stays put when rows are added before it.
- */
-export type Page = KeyPageRequest;
-
 /** limit, offset and cursor as the list route's query schema (AdminPageQuery) checked them. */
-export interface PageInput {
-  limit?: number;
-  offset?: number;
-  cursor?: string;
-}
-
-/** The page asked for, the cursor read with the list's sort-key shape (a cursor of another list is a 400). */
-export const pageFrom = (q: PageInput, shape: SortKeyShape): Page => parseKeyPage(q, shape);
+export type PageInput = Parameters<typeof parseKeyPage>[0];
 
 /**
- * A page from rows fetched with LIMIT limit+1 (the extra row only says whether more exist), in the spec's list
- * shape: `count`, `pagination {has_more, next_offset, next_cursor}` (with the applied limit and offset, as
+ * A page from rows fetched with LIMIT limit+1 (the extra row only says whether more exist). The lists here are
+ * ordered by text as often as by id, so a cursor holds the last row's whole sort key (parseKeyPage): a page boundary
+ * stays put when rows are added before it. In the spec's list shape: `count`, `pagination {has_more, next_offset, next_cursor}` (with the applied limit and offset, as
  * before) and `query`, the echo of limit, offset and cursor that the list adds its own filters to.
  */
-export function paged<R>(rows: R[], page: Page, keyOf: (row: R) => SortKey) {
+export function paged<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) => SortKey) {
   const p = keyPageOf(rows, page, keyOf);
   return { items: p.items, count: p.count, pagination: { limit: page.limit, offset: page.offset, ...p.pagination }, query: p.query };
 }

@@ -7,6 +7,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
+import { parseKeyPage } from "../../http/pagination";
 import { inAudience, WHEEL_CAMPAIGN } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
@@ -14,7 +15,7 @@ import { refuseOverlap } from "./campaigns";
 import { insertWheelCampaign, otherEnabledWheelCampaigns, updateWheelCampaign, wheelCampaignByKey, wheelCampaignsPage } from "../store/config";
 import { campaignHasSpins } from "../store/fair";
 import { type GamesConfig, inWindow, type StoredSegment, type WheelCampaignRow, writeGamesConfig } from "./cache";
-import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "./inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "./inputs";
 import { type GamesConfigModel, MAX_SEGMENTS, MAX_TOTAL_WEIGHT } from "./model";
 
 type WheelCampaignInput = Static<typeof GamesConfigModel.wheelBody>;
@@ -90,7 +91,7 @@ const wheelView = (w: WheelCampaignRow, nowIso: string) => {
 /** Latest start first, then by key; a cursor holds the last row's [starts_at, campaign_key]. */
 export async function listWheelCampaigns(ctx: AppContext, includeDisabled: boolean, input: PageInput) {
   const now = ctx.clock.now().toISOString();
-  const page = pageFrom(input, ["text", "text"]);
+  const page = parseKeyPage(input, ["text", "text"]);
   const [afterStart, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
   const rows = await wheelCampaignsPage(ctx.store, { includeDisabled, afterStart, afterKey, limit: page.limit + 1, offset: page.offset });
   const p = paged(

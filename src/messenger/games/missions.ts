@@ -17,7 +17,7 @@ import { inOrder } from "../../db/in-order";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
-import { adminListAnswer } from "../config/inputs";
+import { adminListAnswer, type PageInput } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { lockedPlayer } from "../players";
 import {
@@ -101,15 +101,17 @@ export async function createMission(ctx: AppContext, admin: AdminRequest, input:
 /** The operator's view: the player's fields plus the revision a PATCH must name. */
 export const adminMissionView = (m: MissionRow) => ({ ...missionView(m), revision: m.revision, updated_at: m.updated_at ?? m.created_at });
 
-/**
- * One page of missions, oldest first (created_at, then key), in the spec's list shape. A cursor holds the last
- * row's [created_at, mission_key], so a mission created meanwhile never shifts the next page.
- */
-export async function listMissions(ctx: AppContext, input: { limit?: number; offset?: number; cursor?: string } = {}) {
+/** One page of mission rows, oldest first; a cursor holds the last row's [created_at, mission_key]. */
+export async function missionKeyPage(q: Queryable, input: PageInput) {
   const page = parseKeyPage(input, ["text", "text"]);
   const [afterCreated, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
-  const rows = await missionsPage(ctx.store, afterCreated, afterKey, page.limit + 1, page.offset);
-  const p = keyPageOf(rows, page, (m) => [m.created_at, m.mission_key]);
+  const rows = await missionsPage(q, afterCreated, afterKey, page.limit + 1, page.offset);
+  return keyPageOf(rows, page, (m) => [m.created_at, m.mission_key]);
+}
+
+/** The operator's list: a missionKeyPage (a mission created meanwhile never shifts the next page) in the spec's list shape. */
+export async function listMissions(ctx: AppContext, input: PageInput = {}) {
+  const p = await missionKeyPage(ctx.store, input);
   const total = await countMissions(ctx.store);
   return adminListAnswer("missions", { ...p, items: p.items.map(adminMissionView) }, {}, { total });
 }

@@ -5,10 +5,11 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
 import { AppError } from "../../http/errors/errors";
+import { parseKeyPage } from "../../http/pagination";
 import { inAudience } from "../catalog";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";
-import { adminListAnswer, badField, isoOrThrow, type PageInput, pageFrom, paged } from "../config/inputs";
+import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
@@ -110,7 +111,7 @@ async function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo
  * [created_at, code].
  */
 export async function listPromos(ctx: AppContext, includeDisabled: boolean, input: PageInput = {}) {
-  const page = pageFrom(input, ["text", "text"]);
+  const page = parseKeyPage(input, ["text", "text"]);
   const [afterCreated, afterCode] = (page.after ?? [null, null]) as [string | null, string | null];
   const rows = await promosPage(ctx.store, { includeDisabled, afterCreated, afterCode, limit: page.limit + 1, offset: page.offset });
   const p = paged(rows.map(promoView), page, (row) => [row.created_at, row.code]);
