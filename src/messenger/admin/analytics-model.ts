@@ -55,6 +55,9 @@ const GameFigures = named(
   }),
 );
 
+const Scan = t.Object({ table: t.String(), rows_examined: t.Integer(), limit: t.Integer(), bounded: t.Boolean() });
+const CheckStatus = t.Union([t.Literal("pass"), t.Literal("warn"), t.Literal("fail")]);
+
 const windowQuery = t.Object({ ...windowQueryFields(30), ...includeMetaQuery });
 
 export const AnalyticsModel = {
@@ -115,7 +118,7 @@ export const AnalyticsModel = {
             ),
           }),
         ),
-        scan: t.Object({ table: t.String(), rows_examined: t.Integer(), limit: t.Integer(), bounded: t.Boolean() }),
+        scan: Scan,
       }),
     }),
   ),
@@ -134,7 +137,7 @@ export const AnalyticsModel = {
         average_reveals_per_grid: nullable(t.Number()),
         average_reveals_per_finished_grid: nullable(t.Number()),
       }),
-      scan: t.Object({ table: t.String(), rows_examined: t.Integer(), limit: t.Integer(), bounded: t.Boolean() }),
+      scan: Scan,
     }),
   ),
   checklist: named(
@@ -142,7 +145,7 @@ export const AnalyticsModel = {
     Envelope({
       window: Window,
       games_selected: t.Array(t.String()),
-      overall: t.Union([t.Literal("pass"), t.Literal("warn"), t.Literal("fail")]),
+      overall: CheckStatus,
       counts: t.Object({ pass: t.Integer(), warn: t.Integer(), fail: t.Integer() }),
       checks: t.Array(
         named(
@@ -150,7 +153,7 @@ export const AnalyticsModel = {
           t.Object({
             name: t.String(),
             game_key: nullable(t.String()),
-            status: t.Union([t.Literal("pass"), t.Literal("warn"), t.Literal("fail")]),
+            status: CheckStatus,
             figure: nullable(t.Number()),
             unit: t.String(),
             threshold: t.String(),

@@ -20,12 +20,9 @@ import {
 } from "./console-page-data";
 import { setMissionActive } from "./missions-admin";
 
-// GET /admin/console/messenger: the messenger's operator page (docs/operations.md, "Messenger page"). It is mounted
-// in games-config-routes.ts BEFORE that plugin's bot-token hook, so without MESSENGER_BOT_TOKEN it still answers,
-// saying so in words instead of the routes' JSON 503. The one form switches a mission on or off through the
-// missions routes' own verb (setMissionActive: audited, revision-checked), the same as
-// POST /api/messenger/admin/missions/{key}/activate|deactivate with X-Expected-Revision. The frame and the table
-// styles are the console's (src/console/frame.ts); only the chart and the range form add a few rules here.
+// GET /admin/console/messenger (docs/operations.md, "Messenger page"). Mounted BEFORE the bot-token hook
+// (games-config-routes.ts), so without MESSENGER_BOT_TOKEN it says so in words instead of the JSON 503. Its one form
+// calls the missions routes' own verb (setMissionActive: audited, revision-checked).
 
 const MISSION_KEY = /^[a-z0-9_-]{1,64}$/;
 
