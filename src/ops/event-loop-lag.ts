@@ -3,17 +3,12 @@ import { type AppContext, slot, stateOf } from "../context";
 
 // How late Herald's one JavaScript thread runs a timer that should fire now: the time every request, job and probe
 // waited because something else held the thread. On SQLite every statement runs on this thread (bun:sqlite is
-// synchronous), so work that grows with the data — a backup, a prune, a large export — stalls everything at once;
-// on PostgreSQL the statements wait off the thread and lag means JavaScript work itself (docs/monitoring.md,
-// "Event-loop lag").
+// synchronous), so work that grows with the data stalls everything at once (docs/monitoring.md, "Event-loop lag").
 //
-// A late-timer sampler rather than perf_hooks' monitorEventLoopDelay: one timer every LAG_SAMPLE_MS, and each time
-// it fires, how much later than due it ran is one observation. A stall of 2 s is then ONE observation of about 2 s
-// (the timer was waiting all along), which the histogram and the alert can count as the event it is; a delay
-// monitor's percentiles would weigh it as one tick among thousands, and prom-client's copy of it samples only once
-// a second (src/http/metrics.ts). Its cost is the timer's 50 wake-ups a second: 3–4 ms of CPU a second (0.3–0.4 % of
-// a core) in an idle process on this VM, the same as a bare timer, and nothing measurable per request under load,
-// when the thread is awake anyway (docs/monitoring.md, "Event-loop lag").
+// A late-timer sampler rather than perf_hooks' monitorEventLoopDelay: a stall of 2 s is ONE observation of about
+// 2 s, which the histogram and the alert count as the event it is, where a delay monitor's percentiles would weigh
+// it as one tick among thousands. Its cost, 50 wake-ups a second, is 3–4 ms of CPU a second idle on this VM (the
+// same as a bare timer) and nothing measurable per request under load.
 
 /** How often the timer is due. A stall S is observed as between S − LAG_SAMPLE_MS and S. */
 export const LAG_SAMPLE_MS = 20;
@@ -25,29 +20,10 @@ export const LAG_WINDOW_MS = 60_000;
 export const LAG_WARN_MS = 100;
 /** Worst lag from which it says bad: a second without any answer, /healthz included. */
 export const LAG_BAD_MS = 1000;
-/**
- * Samples kept for the window: 60 s at one per 20 ms is 3,000; a timer never fires early by more than jitter, so
- * 4,096 always covers the minute.
- */
+/** Samples kept for the window: 60 s at one per 20 ms is 3,000, and a timer never fires early, so 4,096 covers it. */
 const RING = 4096;
 
 export type LagState = "ok" | "warn" | "bad" | "not_measured";
-
-/** The last minute of lag, as the readiness page and its JSON show it. */
-export interface LagNow {
-  state: LagState;
-  /** Whether this process samples (only `herald serve` does: a CLI command or a test app does not). */
-  sampling: boolean;
-  interval_ms: number;
-  window_seconds: number;
-  samples: number;
-  /** Worst, 99th and 50th percentile of the window's samples, in ms to 0.1; null without samples. */
-  max_ms: number | null;
-  p99_ms: number | null;
-  p50_ms: number | null;
-  warn_ms: number;
-  bad_ms: number;
-}
 
 /** Where the sampler's observations go: LagHistogram in the service, any histogram in a test. */
 export interface LagSink {
@@ -167,11 +143,11 @@ export class EventLoopLag {
     return samples.length ? Math.max(...samples) : Number.NaN;
   }
 
-  /** The last minute judged: its worst sample decides the state, since one stall is what every request felt. */
-  snapshot(): LagNow {
+  /** The last minute as the readiness page shows it: its worst sample decides the state, since one stall is what every request felt. */
+  snapshot() {
     const samples = this.windowSamples().sort((a, b) => a - b);
     const ms = (q: number) => (samples.length ? Math.round(samples[Math.min(samples.length - 1, Math.ceil(q * samples.length) - 1)]! * 10_000) / 10 : null);
-    const max = samples.length ? Math.round(samples[samples.length - 1]! * 10_000) / 10 : null;
+    const max = ms(1);
     const state: LagState = max === null ? "not_measured" : max >= LAG_BAD_MS ? "bad" : max >= LAG_WARN_MS ? "warn" : "ok";
     return {
       state,

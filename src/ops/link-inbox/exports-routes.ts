@@ -86,6 +86,8 @@ async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "j
 /** With checksum=1 an export says the SHA-256 of its bytes. */
 const CHECKSUM = sendsHeaders({ "X-Export-SHA256": "SHA-256 (hex) of the body bytes, with checksum=1" });
 
+const REFUSALS = { 400: refusal("invalid_query naming the parameter"), 403: refusal("forbidden: no admin token or operator session") };
+
 const csvDoc = (summary: string) => ({
   summary,
   ...CHECKSUM,
@@ -94,8 +96,7 @@ const csvDoc = (summary: string) => ({
       description: "text/csv (RFC 4180, header row), as an attachment; download_token=1: the LinkInboxDownloadToken JSON",
       content: { "text/csv": { schema: { type: "string" as const } }, "application/json": { schema: M.tokenIssued as unknown as typeof ErrorBody } },
     },
-    400: refusal("invalid_query naming the parameter"),
-    403: refusal("forbidden: no admin token or operator session"),
+    ...REFUSALS,
   },
 });
 
@@ -116,8 +117,7 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
             description: "the export (gzip with compress=1), or with download_token=1 the token",
             content: { "application/json": { schema: t.Union([M.export, M.tokenIssued]) as unknown as typeof ErrorBody } },
           },
-          400: refusal("invalid_query naming the parameter"),
-          403: refusal("forbidden: no admin token or operator session"),
+          ...REFUSALS,
         },
       },
     })

@@ -4,7 +4,7 @@ import { queryProblem } from "../../http/errors/errors";
 import { incidentsInWindow } from "../../status/incidents-service";
 import { warnStreakOf } from "../alerts/store";
 import { instantOrThrow } from "../incidents/window";
-import { attemptFailuresAfter, countEvents, eventRows, type EventsWhere, targetTallies } from "./store-reads";
+import { attemptFailuresAfter, countEvents, eventRows, type EventsWhere, type TargetTally, targetTallies } from "./store-reads";
 import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, type exportQuery, WINDOW_PRESETS } from "./exports-model";
 import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./notify";
 import { ok } from "../../http/envelope";
@@ -120,14 +120,9 @@ export async function resolveWindow(ctx: AppContext, f: ResolvedFilters): Promis
 
 /** The store's filter: the checked filters within the window. */
 const whereOf = (f: ResolvedFilters, w: ExportWindow): EventsWhere => ({
-  event: f.event,
-  eventPrefix: f.event_prefix,
-  from: w.from === null ? null : new Date(w.from).toISOString(),
-  to: w.to === null ? null : new Date(w.to).toISOString(),
-  statusCodeFamily: f.status_code_family,
-  skipReason: f.skip_reason,
-  issueId: f.issue_id,
-  urlContains: f.url_contains,
+  ...f,
+  at_from: w.from === null ? null : new Date(w.from).toISOString(),
+  at_to: w.to === null ? null : new Date(w.to).toISOString(),
 });
 
 export type EventsResult = Awaited<ReturnType<typeof queryEvents>>;
@@ -188,17 +183,8 @@ export function eventsCsv(r: EventsResult): string {
   return csvTable(r.rows, r.fields);
 }
 
-export interface TargetHealth {
-  target: string;
-  attempts: number;
-  ok: number;
-  failed: number;
-  skipped: number;
-  /** Attempts that failed since the target's last 2xx (all of them when it never succeeded). */
-  streak: number;
-  last_success: string | null;
-  last_failure: string | null;
-}
+/** A target's tallies and its failing streak: the attempts that failed since its last 2xx (all when it never succeeded). */
+export type TargetHealth = TargetTally & { streak: number };
 
 /**
  * Per chat target, from ops_link_events: attempts (rows without skip_reason), their 2xx and failures, skips, the

@@ -53,14 +53,9 @@ export const messengerTargetLabel = (chatId: string) => `messenger-bot:chat:${ch
  * bot's chat when LINK_INBOX_MESSENGER_CHAT_ID and MESSENGER_BOT_TOKEN are both set.
  */
 export function linkTargets(ctx: Pick<AppContext, "config">): LinkTarget[] {
-  const seen = new Set<string>();
-  const out: LinkTarget[] = [];
-  for (const url of ctx.config.linkInbox.webhookUrls) {
-    const label = redactTarget(url);
-    if (seen.has(label)) continue;
-    seen.add(label);
-    out.push({ label, url });
-  }
+  // The label fingerprints the whole URL: equal labels are the same URL listed twice.
+  const byLabel = new Map(ctx.config.linkInbox.webhookUrls.map((url) => [redactTarget(url), url]));
+  const out: LinkTarget[] = [...byLabel].map(([label, url]) => ({ label, url }));
   const chat = ctx.config.linkInbox.messengerChatId;
   if (chat && ctx.config.messenger.botToken) out.push({ label: messengerTargetLabel(chat), url: "", messengerChatId: chat });
   return out;
@@ -136,7 +131,7 @@ export const incidentPagePath = (id: number) => `/admin/ops/incidents/${id}`;
 export function incidentMessage(ctx: Pick<AppContext, "config">, type: StatusEventType, incident: IncidentView): LinkMessage {
   const event = INCIDENT_EVENT[type];
   const link = `${baseOf(ctx)}${incidentPagePath(incident.id)}`;
-  const verb = event === "incident.opened" ? "opened" : event === "incident.resolved" ? "resolved" : "updated";
+  const verb = event.slice("incident.".length);
   const latest = incident.updates[0]?.message;
   const text = `[Herald] Incident ${verb}: ${incident.title} (${incident.severity})${latest ? ` — ${latest.slice(0, 200)}` : ""} ${link}`;
   return { event, issueId: `incident:${incident.id}`, text, link };

@@ -1,9 +1,9 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import { checkResolvedTarget } from "../../webhooks/service";
 import { applyAlertTransitions } from "../alerts/state";
-import { warnRefusedLinkTargets } from "./target-health";
-import { linkTargets, subscribeLinkInbox } from "./notify";
-import { dueMessages, insertAttempt, leaseMessage, markInterruptedDead, settleMessage } from "./store";
+import { targetPolicy, warnRefusedLinkTargets } from "./target-health";
+import { linkTargets, type STATUS_CODE_FAMILIES, subscribeLinkInbox } from "./notify";
+import { type DueMessage, dueMessages, insertAttempt, leaseMessage, markInterruptedDead, settleMessage } from "./store";
 
 // The link inbox's sender: leases due outbox rows in one short transaction (the attempt is counted before the
 // request leaves), POSTs each outside any transaction with LINK_INBOX_TIMEOUT_MS, and records every attempt as
@@ -19,21 +19,12 @@ const BATCH = 16;
 const MAX_PASSES = 50;
 const MAX_RETRY_SECONDS = 3600;
 
-interface Leased {
-  id: number;
-  event: string;
-  issue_id: string;
-  target: string;
-  payload: string;
-  attempts: number;
-  lease_until: string;
-  link: string | null;
-}
+type Leased = DueMessage & { lease_until: string; link: string | null };
 
 interface Outcome {
   ok: boolean;
   statusCode: number | null;
-  family: "2xx" | "4xx" | "5xx" | "timeout" | "other";
+  family: (typeof STATUS_CODE_FAMILIES)[number];
   error: string | null;
   /** Retrying cannot help (target refused or no longer configured). */
   final?: boolean;
@@ -112,8 +103,7 @@ export class LinkInboxSender {
       const body = JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text, link_preview_options: { is_disabled: true } });
       return this.post(`${botApiBase.replace(/\/+$/, "")}/bot${botToken}/sendMessage`, body, "Bot API", botToken ?? null);
     }
-    const policy = { allowPrivateTargets: this.ctx.config.webhooks.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
-    const refused = await checkResolvedTarget(target.url, policy);
+    const refused = await checkResolvedTarget(target.url, targetPolicy(this.ctx));
     if (refused) return { ok: false, statusCode: null, family: "other", error: `target refused: ${refused}`, final: true };
     return this.post(target.url, d.payload, "target", null);
   }

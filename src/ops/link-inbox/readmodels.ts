@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { listIncidents } from "../../status/service";
-import { checkTargetUrl } from "../../webhooks/service";
 import { LINK_EVENTS, linkTargets } from "./notify";
+import { policyProblemOf } from "./target-health";
 import { eventsSince, outboxCountsSince, resolvedEventsOf, resolvedMessagesOf, type SummaryEvent } from "./store-reads";
 
 // The link inbox's read-models over ops_link_events and ops_link_outbox: delivery health per target and per
@@ -13,15 +13,13 @@ export const SUMMARY_MAX_DAYS = 365;
 export const RESOLVED_DEFAULT_DAYS = 7;
 export const RESOLVED_MAX_DAYS = 90;
 
-type EventRow = SummaryEvent;
-
 const zeroFailures = () => ({ "4xx": 0, "5xx": 0, timeout: 0, other: 0 });
 const zeroSkips = () => ({ no_url: 0, cooldown: 0, silenced: 0, other: 0 });
 
 /** An attempt is an event with an outcome family; a skip has a skip_reason and no request behind it. */
-const isAttempt = (e: EventRow) => e.status_code_family !== null && e.skip_reason === null;
+const isAttempt = (e: SummaryEvent) => e.status_code_family !== null && e.skip_reason === null;
 
-function tally(events: EventRow[]) {
+function tally(events: SummaryEvent[]) {
   const failures = zeroFailures();
   const skips = zeroSkips();
   let attempts = 0;
@@ -44,7 +42,6 @@ export async function verificationSummary(ctx: AppContext, input: { days?: numbe
   const events = await eventsSince(ctx.store, since);
   const outbox = await outboxCountsSince(ctx.store, since);
   const configured = linkTargets(ctx);
-  const policy = { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction };
   const labels = [...new Set([...configured.map((t) => t.label), ...events.map((e) => e.target).filter(Boolean), ...outbox.map((o) => o.target)])];
   const countOf = (status: string, by: (o: (typeof outbox)[number]) => boolean) =>
     outbox.filter((o) => o.status === status && by(o)).reduce((s, o) => s + o.n, 0);
@@ -59,8 +56,7 @@ export async function verificationSummary(ctx: AppContext, input: { days?: numbe
     return {
       target: label,
       configured: conf !== undefined,
-      // The messenger bot target posts to MESSENGER_BOT_API_BASE (operator config), not to a chat-webhook URL.
-      policy_problem: conf && !conf.messengerChatId ? checkTargetUrl(conf.url, policy) : null,
+      policy_problem: conf ? policyProblemOf(ctx, conf) : null,
       ...rest,
       skips: { cooldown: skips.cooldown, other: skips.other },
       last_attempt_at: attempts.at(-1)?.at ?? null,

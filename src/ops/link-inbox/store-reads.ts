@@ -1,4 +1,5 @@
 import type { Param, Queryable } from "../../db/port";
+import { EVENT_FIELDS, type EventField } from "./exports-model";
 import type { LinkEventRow, OutboxRow } from "./store";
 
 // The link inbox's read models over ops_link_events and ops_link_outbox: target health, the verification
@@ -73,31 +74,14 @@ export const noticesOfIssue = (q: Queryable, issueId: string, limit: number) =>
 /** What the export filters by, already checked against their lists (exports.ts). */
 export interface EventsWhere {
   event: string[];
-  eventPrefix: string | null;
-  from: string | null;
-  to: string | null;
-  statusCodeFamily: string[];
-  skipReason: string[];
-  issueId: string | null;
-  urlContains: string | null;
+  event_prefix: string | null;
+  at_from: string | null;
+  at_to: string | null;
+  status_code_family: string[];
+  skip_reason: string[];
+  issue_id: string | null;
+  url_contains: string | null;
 }
-
-/** The exportable columns: a field name is only ever turned into SQL through this map. */
-const EVENT_COLUMNS = {
-  id: "id",
-  at: "at",
-  event: "event",
-  issue_id: "issue_id",
-  target: "target",
-  url: "url",
-  attempt: "attempt",
-  status_code: "status_code",
-  status_code_family: "status_code_family",
-  skip_reason: "skip_reason",
-  outbox_id: "outbox_id",
-  error: "error",
-} as const;
-export type EventColumn = keyof typeof EVENT_COLUMNS;
 
 function whereOf(f: EventsWhere): { sql: string; args: Param[] } {
   const parts: string[] = [];
@@ -108,20 +92,20 @@ function whereOf(f: EventsWhere): { sql: string; args: Param[] } {
     args.push(...values);
   };
   inList("event", f.event);
-  if (f.eventPrefix !== null) {
+  if (f.event_prefix !== null) {
     // substr, not LIKE: a prefix holding % or _ is taken literally (and LIKE's case rules differ between engines).
     parts.push("substr(event, 1, ?) = ?");
-    args.push(f.eventPrefix.length, f.eventPrefix);
+    args.push(f.event_prefix.length, f.event_prefix);
   }
   // `at` is stored as toISOString() text, so text comparison is time order.
-  if (f.from !== null) parts.push("at >= ?"), args.push(f.from);
-  if (f.to !== null) parts.push("at < ?"), args.push(f.to);
-  inList("status_code_family", f.statusCodeFamily);
-  inList("skip_reason", f.skipReason);
-  if (f.issueId !== null) parts.push("issue_id = ?"), args.push(f.issueId);
+  if (f.at_from !== null) parts.push("at >= ?"), args.push(f.at_from);
+  if (f.at_to !== null) parts.push("at < ?"), args.push(f.at_to);
+  inList("status_code_family", f.status_code_family);
+  inList("skip_reason", f.skip_reason);
+  if (f.issue_id !== null) parts.push("issue_id = ?"), args.push(f.issue_id);
   // "Contains", case-sensitive on both engines without a per-engine function (SQLite's instr, PostgreSQL's strpos):
   // removing a non-empty needle changes the text exactly when the text holds it. A NULL url never matches.
-  if (f.urlContains !== null) parts.push("replace(url, ?, '') <> url"), args.push(f.urlContains);
+  if (f.url_contains !== null) parts.push("replace(url, ?, '') <> url"), args.push(f.url_contains);
   return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", args };
 }
 
@@ -130,10 +114,11 @@ export async function countEvents(q: Queryable, f: EventsWhere): Promise<number>
   return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM ops_link_events ${sql}`, args))?.n ?? 0;
 }
 
-export function eventRows(q: Queryable, f: EventsWhere, fields: readonly EventColumn[], limit: number) {
+/** A field name is only ever turned into SQL after it is found among the exportable columns. */
+export function eventRows(q: Queryable, f: EventsWhere, fields: readonly EventField[], limit: number) {
   const { sql, args } = whereOf(f);
-  const cols = fields.map((c) => EVENT_COLUMNS[c]).join(", ");
-  return q.all<Record<EventColumn, string | number | null>>(`SELECT ${cols} FROM ops_link_events ${sql} ORDER BY at DESC, id DESC LIMIT ?`, [...args, limit]);
+  const cols = fields.filter((c) => EVENT_FIELDS.includes(c)).join(", ");
+  return q.all<Record<EventField, string | number | null>>(`SELECT ${cols} FROM ops_link_events ${sql} ORDER BY at DESC, id DESC LIMIT ?`, [...args, limit]);
 }
 
 export interface TargetTally {

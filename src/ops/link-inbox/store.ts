@@ -10,17 +10,8 @@ export type OutboxRow = RowOf<typeof opsLinkOutbox>;
 export type LinkEventRow = RowOf<typeof opsLinkEvents>;
 
 /** A skip: an event row for a message that was not queued (attempt 0, no status). */
-export async function insertSkip(q: Queryable, e: Pick<LinkEventRow, "at" | "event" | "issue_id" | "target" | "url" | "skip_reason" | "error">): Promise<void> {
-  await q.run("INSERT INTO ops_link_events (at, event, issue_id, target, url, attempt, skip_reason, error) VALUES (?, ?, ?, ?, ?, 0, ?, ?)", [
-    e.at,
-    e.event,
-    e.issue_id,
-    e.target,
-    e.url,
-    e.skip_reason,
-    e.error,
-  ]);
-}
+export const insertSkip = (q: Queryable, e: Pick<LinkEventRow, "at" | "event" | "issue_id" | "target" | "url" | "skip_reason" | "error">) =>
+  insertAttempt(q, { ...e, attempt: 0, status_code: null, status_code_family: null, outbox_id: null });
 
 /** The newest message for this issue and target queued after `since` (the cooldown), or null. */
 export const recentMessage = (q: Queryable, issueId: string, target: string, since: string) =>
@@ -38,22 +29,19 @@ export async function insertMessage(q: Queryable, m: Pick<OutboxRow, "event" | "
 
 export type DueMessage = Pick<OutboxRow, "id" | "event" | "issue_id" | "target" | "payload" | "attempts">;
 
-const DUE = `SELECT id, event, issue_id, target, payload, attempts FROM ops_link_outbox
-  WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-  ORDER BY next_attempt_at, id LIMIT ?`;
-
 /**
  * PostgreSQL: the due rows are locked as they are read, skipping rows another instance's lease transaction holds
  * (FOR UPDATE SKIP LOCKED), so two senders never take the same message and never wait for each other; a row leased
  * meanwhile fails the lease_until condition, which PostgreSQL checks again on the locked row. SQLite has no row
  * locks and needs none: the lease transaction holds the database's one write lock (BEGIN IMMEDIATE).
  */
-const DUE_POSTGRES = `${DUE} FOR UPDATE SKIP LOCKED`;
-const DUE_SQLITE = DUE;
-const dueSqlOf = (dialect: Dialect) => (dialect === "postgres" ? DUE_POSTGRES : DUE_SQLITE);
+const DUE = `SELECT id, event, issue_id, target, payload, attempts FROM ops_link_outbox
+  WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+  ORDER BY next_attempt_at, id LIMIT ?`;
 
 /** Up to `limit` messages due at `nowIso`, oldest due first; inside the lease transaction. */
-export const dueMessages = (t: Queryable, dialect: Dialect, nowIso: string, limit: number) => t.all<DueMessage>(dueSqlOf(dialect), [nowIso, nowIso, limit]);
+export const dueMessages = (t: Queryable, dialect: Dialect, nowIso: string, limit: number) =>
+  t.all<DueMessage>(dialect === "postgres" ? `${DUE} FOR UPDATE SKIP LOCKED` : DUE, [nowIso, nowIso, limit]);
 
 /** A lease that expired after the last allowed attempt (the sender died mid-send): nothing more is sent. */
 export async function markInterruptedDead(t: Queryable, id: number): Promise<void> {

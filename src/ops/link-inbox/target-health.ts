@@ -31,11 +31,12 @@ export interface LinkTargetHealth {
 
 type Deps = Pick<AppContext, "config">;
 
+/** The partner webhooks' target policy, which the link inbox's chat targets pass too. */
+export const targetPolicy = (ctx: Deps) => ({ allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction });
+
 /** The static policy check of a configured chat-webhook target (the messenger bot posts to its own API base). */
-export function policyProblemOf(ctx: Deps, t: { url: string; messengerChatId?: string }): string | null {
-  if (t.messengerChatId) return null;
-  return checkTargetUrl(t.url, { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction });
-}
+export const policyProblemOf = (ctx: Deps, t: { url: string; messengerChatId?: string }): string | null =>
+  t.messengerChatId ? null : checkTargetUrl(t.url, targetPolicy(ctx));
 
 /** Configured targets the policy refuses, with the reason (no DNS lookup: the literal address or name). */
 export function refusedLinkTargets(ctx: Deps): Array<{ target: string; problem: string }> {

@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { addDays, dayOf, type Selection, selects, snapshotRows } from "./service";
+import { addDays, dayOf, type Selection, selects } from "./service";
+import { snapshotRowsBetween } from "./store";
 
 // The preflight anomaly detector (docs/ops-preflight.md, "Anomaly detector"): a z-score of each day's number of
 // guard changes against the days before it, for each selected field (`<section>.<field>`), each section (the
@@ -38,7 +39,7 @@ export async function changeSeries(
   sel: Selection,
   q: Queryable = ctx.store,
 ): Promise<Map<string, Map<string, number>>> {
-  const rows = await snapshotRows(ctx, addDays(from, -1), to, q);
+  const rows = await snapshotRowsBetween(q, addDays(from, -1), to);
   const byDay = new Map<string, Map<string, { section: string; fingerprint: string }>>();
   for (const r of rows) {
     if (!byDay.has(r.day)) byDay.set(r.day, new Map());
@@ -52,11 +53,9 @@ export async function changeSeries(
     const prev = byDay.get(addDays(day, -1));
     if (!cur || !prev) continue;
     for (const counts of series.values()) counts.set(day, 0);
-    for (const key of new Set([...cur.keys(), ...prev.keys()])) {
-      if (!fieldSeries.has(key)) fieldSeries.set(key, new Map());
-    }
-    for (const counts of fieldSeries.values()) counts.set(day, 0);
     const keys = new Set([...cur.keys(), ...prev.keys()]);
+    for (const key of keys) if (!fieldSeries.has(key)) fieldSeries.set(key, new Map());
+    for (const counts of fieldSeries.values()) counts.set(day, 0);
     for (const key of keys) {
       const a = prev.get(key);
       const b = cur.get(key);

@@ -3,7 +3,7 @@ import { commaList } from "../../config/parse";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { currentGuards, type GuardRow, PREFLIGHT_PRESETS, type PreflightPreset, type PreflightSection } from "./guards";
-import { claimDay, dayTakenAt, replaceDayRest, snapshotRowsBetween } from "./store";
+import { claimDay, dayTakenAt, replaceDayRest, type SnapshotRow, snapshotRowsBetween } from "./store";
 
 // The preflight guards' store and read-models: the daily snapshot (one row per day and guard field), the delta
 // of the current values against a past day, and the per-day history. Days are UTC calendar days `YYYY-MM-DD`.
@@ -41,25 +41,6 @@ export async function selectionOf(
 
 export const selects = (s: Selection, g: { section: string; field: string }): boolean =>
   (s.section === "all" || g.section === s.section) && (s.fields === null || s.fields.includes(g.field));
-
-export interface SnapshotRow {
-  day: string;
-  section: string;
-  field: string;
-  value: string;
-  fingerprint: string;
-  takenAt: string;
-}
-
-/** Snapshot rows of days from..to (inclusive), day then catalog-independent field order. */
-export async function snapshotRows(ctx: Pick<AppContext, "store">, from: string, to: string, q: Queryable = ctx.store): Promise<SnapshotRow[]> {
-  return (await snapshotRowsBetween(q, from, to)).map(({ taken_at, ...r }) => ({ ...r, takenAt: taken_at }));
-}
-
-/** The latest taken_at of a day's snapshot, or null when the day has none. */
-export function snapshotTakenAt(ctx: Pick<AppContext, "store">, day: string): Promise<string | null> {
-  return dayTakenAt(ctx.store, day);
-}
 
 /**
  * Writes today's snapshot of every guard field in the caller's transaction `t`, if it is due: the day has no
@@ -102,7 +83,7 @@ export const snapshotDueBefore = (ctx: Pick<AppContext, "startedAt">) => ctx.sta
 
 /** Whether the scheduled run has work now (the same rule as the claim; the claim decides). */
 export async function snapshotDue(ctx: AppContext): Promise<boolean> {
-  const at = await snapshotTakenAt(ctx, dayOf(ctx.clock.now()));
+  const at = await dayTakenAt(ctx.store, dayOf(ctx.clock.now()));
   return at === null || at < snapshotDueBefore(ctx);
 }
 
@@ -128,11 +109,11 @@ export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Se
   const today = dayOf(ctx.clock.now());
   const compareDay = addDays(today, -dayOffset);
   current ??= await currentGuards(ctx);
-  const before = (await snapshotRows(ctx, compareDay, compareDay)).filter((r) => selects(sel, r));
+  const before = (await snapshotRowsBetween(ctx.store, compareDay, compareDay)).filter((r) => selects(sel, r));
   const now = current.filter((g) => selects(sel, g));
   const counts = { added: 0, removed: 0, changed: 0, unchanged: 0 };
   const changes: DeltaEntry[] = [];
-  const compareTakenAt = await snapshotTakenAt(ctx, compareDay);
+  const compareTakenAt = await dayTakenAt(ctx.store, compareDay);
   const available = before.length > 0 || compareTakenAt !== null;
   // An entry's sides: `b` the compared snapshot's row (absent when added), `g` the current guard (absent when removed).
   const entry = (change: ChangeKind, b?: SnapshotRow, g?: GuardRow): DeltaEntry => ({
@@ -181,7 +162,7 @@ export type HistoryRow = Awaited<ReturnType<typeof preflightHistory>>["rows"][nu
 export async function preflightHistory(ctx: AppContext, days: number, sel: Selection) {
   const to = dayOf(ctx.clock.now());
   const from = addDays(to, -(days - 1));
-  const all = await snapshotRows(ctx, addDays(from, -1), to);
+  const all = await snapshotRowsBetween(ctx.store, addDays(from, -1), to);
   const byDay = new Map<string, Map<string, string>>();
   for (const r of all) {
     if (!byDay.has(r.day)) byDay.set(r.day, new Map());
