@@ -7,11 +7,10 @@ import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers"
 import { appPage, fairnessPage } from "./app-page";
 import { browserBundle } from "./bundle-macro" with { type: "macro" };
 
-// GET /app (MESSENGER_MINI_APP_PATH): the players' mini-app, the page Telegram opens inside the chat (the bot's
-// web_app button, MESSENGER_MINI_APP_URL; docs/messenger.md "The mini-app page"). The page is a small HTML frame
-// (app-page.ts); its script is bundled from src/miniapp/browser/app.ts at build time and embedded in the binary (no
-// CDN), served under a name that carries its hash, so a browser keeps it until a deploy changes it. The page calls
-// the mini-app routes with the player's init data; it holds no secret and shows nothing until those routes answer.
+// GET /app (MESSENGER_MINI_APP_PATH): the players' mini-app, the page Telegram opens inside the chat
+// (docs/messenger.md "The mini-app page"). A small HTML frame (app-page.ts) and its script, bundled at build time
+// into the binary (no CDN) and served under a name that carries its hash, so a browser keeps it until a deploy.
+// The page holds no secret and shows nothing until the mini-app routes answer the player's init data.
 
 /** A bundled script under a file name that carries its hash, cached for a year: a deploy changes the name. */
 function script(name: string, source: string) {
@@ -54,23 +53,24 @@ export function miniAppPageRoutes(base: string) {
   const page = pageRep(appPage(base, APP_SCRIPT.file, catalogFiles));
   const fairness = pageRep(fairnessPage(base, FAIRNESS_SCRIPT.file, catalogFiles));
   const detail = { tags: ["messenger"], ...conditionalGet("etag") };
+  const pageDoc = (summary: string, robots: string) => ({
+    ...detail,
+    summary,
+    ...sendsHeaders({ "X-Robots-Tag": robots }),
+    responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
+  });
   return new Elysia({ name: "herald:mini-app-page" })
     .get(base, ({ request }) => servePage(request, page), {
-      detail: {
-        ...detail,
-        summary: "The players' mini-app (HTML): balances, the spin wheel with its commitment, what is on today; Telegram opens it from the bot",
-        ...sendsHeaders({ "X-Robots-Tag": "noindex, nofollow: the page is for players inside Telegram" }),
-        responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
-      },
+      detail: pageDoc(
+        "The players' mini-app (HTML): balances, the spin wheel with its commitment, what is on today; Telegram opens it from the bot",
+        "noindex, nofollow: the page is for players inside Telegram",
+      ),
     })
     .get(`${base}/fairness`, ({ request }) => servePage(request, fairness), {
-      detail: {
-        ...detail,
-        summary:
-          "Check a spin or a grid (HTML): recomputes the outcome in the browser from the revealed server seed, the client seed and the nonce, and checks the seed against the committed hash",
-        ...sendsHeaders({ "X-Robots-Tag": "noindex, nofollow: the page is for players" }),
-        responses: { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } },
-      },
+      detail: pageDoc(
+        "Check a spin or a grid (HTML): recomputes the outcome in the browser from the revealed server seed, the client seed and the nonce, and checks the seed against the committed hash",
+        "noindex, nofollow: the page is for players",
+      ),
     })
     .get(
       `${base}/assets/:file`,

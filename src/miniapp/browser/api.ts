@@ -109,6 +109,23 @@ export function showBalances(b: Balances): void {
   $("missiles").textContent = String(b.missile_balance);
 }
 
+/**
+ * The fairness page's check of a play whose seed is revealed: its values in the fragment, which never reaches the
+ * server; `extra` adds the wheel's segments and what the game showed.
+ */
+export function checkLink(game: "wheel" | "grid", seed: { server_seed: string; server_seed_hash: string; client_seed: string }, nonce: number, extra = {}) {
+  const fragment = new URLSearchParams({
+    game,
+    server_seed: seed.server_seed,
+    hash: seed.server_seed_hash,
+    client_seed: seed.client_seed,
+    nonce: String(nonce),
+    ...extra,
+    lang: document.documentElement.lang,
+  });
+  return `${document.documentElement.dataset.appBase ?? "/app"}/fairness#${fragment}`;
+}
+
 export const randomHex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 
 /** A button: its text, its state, and the reason beside it when it is disabled. */

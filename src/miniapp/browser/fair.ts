@@ -19,13 +19,8 @@ export async function fairInt(serverSeed: string, clientSeed: string, nonce: num
 
 /** The wheel's segment: r = fairInt(total weight, nonce, cursor 0); the first index whose cumulative weight exceeds r. */
 export async function pickWeighted(weights: readonly number[], serverSeed: string, clientSeed: string, nonce: number): Promise<number> {
-  const r = await fairInt(
-    serverSeed,
-    clientSeed,
-    nonce,
-    0,
-    weights.reduce((a, b) => a + b, 0),
-  );
+  const total = weights.reduce((a, b) => a + b, 0);
+  const r = await fairInt(serverSeed, clientSeed, nonce, 0, total);
   let acc = 0;
   for (let i = 0; i < weights.length; i++) {
     acc += weights[i]!;
@@ -61,13 +56,7 @@ export const GRID_CELLS = [
 ] as const;
 
 /** A grid's layout: the shuffle of [0, 1, …, 24]. */
-export const gridLayout = (serverSeed: string, clientSeed: string, nonce: number) =>
-  shuffleFair(
-    Array.from({ length: GRID_CELLS.length }, (_, i) => i),
-    serverSeed,
-    clientSeed,
-    nonce,
-  );
+export const gridLayout = (serverSeed: string, clientSeed: string, nonce: number) => shuffleFair([...GRID_CELLS.keys()], serverSeed, clientSeed, nonce);
 
 export interface FairInput {
   game: "wheel" | "grid";

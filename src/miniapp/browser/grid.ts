@@ -1,7 +1,7 @@
 // The recon grid on the mini-app's page: start a grid, reveal cells on a 5×5 board of buttons (each costs a missile,
 // and with none the cells are off and the note says how to get one), buy missiles with points (off, with the reason,
 // when the points are short), and the check link of the last grid that ended.
-import { $, api, clearMessages, inWords, keepInView, randomHex, say, setButton } from "./api";
+import { $, api, checkLink, clearMessages, inWords, keepInView, randomHex, say, setButton } from "./api";
 import { rewardText, t } from "./i18n";
 import { currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, whilePlaying } from "./telegram";
@@ -76,17 +76,7 @@ function show(g: GridStatus, c: Catalog): void {
   const ended = g.last_grid?.fairness;
   const check = $<HTMLAnchorElement>("grid-check");
   check.hidden = grid !== null || !ended?.server_seed;
-  if (ended?.server_seed) {
-    const fragment = new URLSearchParams({
-      game: "grid",
-      server_seed: ended.server_seed,
-      hash: ended.server_seed_hash,
-      client_seed: ended.client_seed,
-      nonce: String(ended.nonce),
-      lang: document.documentElement.lang,
-    });
-    check.href = `${document.documentElement.dataset.appBase ?? "/app"}/fairness#${fragment}`;
-  }
+  if (ended?.server_seed) check.href = checkLink("grid", { ...ended, server_seed: ended.server_seed }, ended.nonce);
 }
 
 onRefresh("grid", async (catalog) => {

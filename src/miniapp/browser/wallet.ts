@@ -34,13 +34,7 @@ function base58(bytes: Uint8Array): string {
       carry = Math.floor(carry / 58);
     }
   }
-  return (
-    "1".repeat(zeros) +
-    digits
-      .reverse()
-      .map((d) => BASE58[d])
-      .join("")
-  );
+  return "1".repeat(zeros) + Array.from(digits.reverse(), (d) => BASE58[d]).join("");
 }
 
 /** The Solana wallets in this browser that can connect and sign a message, by the Wallet Standard's events. */

@@ -1,7 +1,7 @@
 // The spin wheel on the mini-app's page: the drawn wheel and its odds, what the player can do now (spin, or why not
 // and the way there: the next free spin, or a spin bought with points), the spin shown stopping on the server's
 // segment, and revealing a spin's seed to check it on the fairness page (<base>/fairness).
-import { $, api, ApiError, clearMessages, inWords, randomHex, say, setButton } from "./api";
+import { $, api, ApiError, checkLink, clearMessages, inWords, randomHex, say, setButton } from "./api";
 import { currentLanguage, percentText, rewardText, t, waitText } from "./i18n";
 import { currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, mainButton, whilePlaying } from "./telegram";
@@ -27,10 +27,8 @@ const svg = () => $("wheel") as unknown as SVGSVGElement;
 function draw(s: WheelStatus): void {
   rotor ??= wheelFrame(svg());
   const names = s.campaign.segments.map(prizeName);
-  drawWheel(
-    rotor,
-    s.campaign.segments.map((seg, i) => ({ label: names[i]!, weight: seg.weight })),
-  );
+  const slices = s.campaign.segments.map((seg, i) => ({ label: names[i]!, weight: seg.weight }));
+  drawWheel(rotor, slices);
   if (!spinning && !svg().dataset.segment) svg().setAttribute("aria-label", t("wheel.label", { count: names.length }));
   const total = s.campaign.segments.reduce((a, x) => a + x.weight, 0);
   $("odds-list").replaceChildren(
@@ -157,19 +155,12 @@ export async function reveal(): Promise<void> {
     });
     const seed = rotated.revealed_seed;
     if (!seed) throw new ApiError(200, "game_state_conflict");
-    const fragment = new URLSearchParams({
-      game: "wheel",
-      server_seed: seed.server_seed,
-      hash: seed.server_seed_hash,
-      client_seed: seed.client_seed,
-      nonce: String(last.nonce),
+    const link = $<HTMLAnchorElement>("check-link");
+    link.href = checkLink("wheel", seed, last.nonce, {
       weights: s.campaign.segments.map((x) => x.weight).join(","),
       labels: s.campaign.segments.map(prizeName).join(" | "),
       shown: String(last.index),
-      lang: currentLanguage(),
     });
-    const link = $<HTMLAnchorElement>("check-link");
-    link.href = `${document.documentElement.dataset.appBase ?? "/app"}/fairness#${fragment}`;
     link.hidden = false;
     $("reveal").hidden = true;
     link.focus();

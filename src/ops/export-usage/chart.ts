@@ -35,18 +35,7 @@ const seriesOf = (r: UsageChartData) => SERIES.filter((s) => r.query.source === 
 /** The X-Usage-Legend value: JSON, ASCII only, one entry per drawn series. */
 export const usageLegend = (r: UsageReport) => JSON.stringify(seriesOf(r).map((s) => ({ key: s.key, label: s.label, color: hex(s.color) })));
 
-interface Layout {
-  left: number;
-  right: number;
-  top: number;
-  bottom: number;
-  axis: { top: number; step: number };
-  slot: number;
-  barW: number;
-  yOf: (v: number) => number;
-}
-
-function layout(r: UsageChartData, w: number, h: number, lineH: number, labelW: number): Layout {
+function layout(r: UsageChartData, w: number, h: number, lineH: number, labelW: number) {
   const axis = niceAxis(Math.max(1, ...r.series.map((d) => d.downloads)));
   const left = 12 + labelW + 8;
   const right = w - 12;
@@ -54,7 +43,7 @@ function layout(r: UsageChartData, w: number, h: number, lineH: number, labelW: 
   const bottom = h - (lineH * 3 + 24);
   const plotH = Math.max(10, bottom - top);
   const slot = (right - left) / Math.max(1, r.series.length);
-  return { left, right, top, bottom, axis, slot, barW: Math.max(1, slot * 0.7), yOf: (v) => bottom - (v / axis.top) * plotH };
+  return { left, right, top, bottom, axis, slot, barW: Math.max(1, slot * 0.7), yOf: (v: number) => bottom - (v / axis.top) * plotH };
 }
 
 const title = (r: UsageChartData) => `Export downloads per day, last ${r.window.days} days (source ${r.query.source})`;

@@ -3,17 +3,12 @@ import type { AppContext } from "../../context";
 import { scopedHook } from "../../http/hook-scope";
 import { recordExportUsage } from "./service";
 
-// Counting the operator console's export downloads (docs/ops-alerts.md, "Export usage"). One global
-// afterHandle hook rather than an opt-in per route, so an export added later is counted without anyone
-// remembering to: it records a successful GET whose path is under /admin/ops/ and whose route template ends
-// in .csv, .zip, .png, .svg, .md, .txt (the incident drafts), `/export`, or a last segment `export….json`
-// (export.json, export-usage.json).
-// A read-model such as preflight-guards.json or delta.json is not an export and is not counted, nor is a request
-// with download_token (the link inbox records token downloads itself, source `token`).
-//
-// The hook is global, registered with the HTTP core before every route (src/app.ts), and scoped to the GET export routes
-// (src/http/hook-scope.ts): every other route's lifecycle does not carry it. Bytes are those of the body the
-// handler produced (before any Content-Encoding): the export's own size, the same whatever the client accepts.
+// Counting the operator console's export downloads (docs/ops-alerts.md, "Export usage"). One global afterHandle
+// hook rather than an opt-in per route, so an export added later is counted without anyone remembering to: a
+// successful GET under /admin/ops/ whose route template ends in .csv, .zip, .png, .svg, .md, .txt, `/export`, or a
+// last segment `export….json`. A read-model such as delta.json is not an export; a download_token request is
+// recorded by the link inbox itself (source `token`). Bytes are those of the body the handler produced (before any
+// Content-Encoding): the export's own size, whatever the client accepts.
 
 const PREFIX = "/admin/ops/";
 const EXPORT_TEMPLATE = /(\.csv|\.zip|\.png|\.svg|\.md|\.txt|\/export|\/export[^/]*\.json)$/;
@@ -47,21 +42,20 @@ function plainBytes(response: unknown): number | null {
 
 /** The recorder: a global afterHandle hook, scoped to the GET export routes (src/app.ts hands it to the core). */
 export function exportUsageHook(ctx: AppContext) {
+  const notRecorded = (route: string) => (err: unknown) =>
+    ctx.log.warn("export usage not recorded", { route, error: err instanceof Error ? err.message : String(err) });
   // Not awaited (the hook stays synchronous, below); a failure is logged: counting must never cost the operator the download itself.
   const record = (route: string, actor: Parameters<typeof actorLabel>[0], bytes: number) => {
-    recordExportUsage(ctx, { actor: actorLabel(actor), export: route, bytes, source: "export" }).catch((err: unknown) =>
-      ctx.log.warn("export usage not recorded", { route, error: err instanceof Error ? err.message : String(err) }),
-    );
+    recordExportUsage(ctx, { actor: actorLabel(actor), export: route, bytes, source: "export" }).catch(notRecorded(route));
   };
   // Synchronous on purpose, and destructuring only what it reads: an async hook would make every later route's
   // handler await it, and a hook that takes the whole context makes Elysia prepare all of it for every request.
   // A Response body is read from a clone after the answer is on its way (a few microseconds later), leaving the
   // operator's Response, and its Content-Length, untouched.
-  const hook = scopedHook(
+  return scopedHook(
     function recordExportDownload({ request, route, response, set, operator, admin }: HookContext) {
       if (!underOps(request.url) || request.method !== "GET" || !isExportRoute(route)) return;
-      // A download_token request is the link inbox's: issuing a token (no export body) or redeeming one, which the
-      // link inbox records itself with source `token`. Counting it here as well would count it twice.
+      // Issuing or redeeming a download token: the link inbox records the download itself (else counted twice).
       if (request.url.includes("download_token=")) return;
       const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
       if (status < 200 || status > 299) return;
@@ -71,12 +65,8 @@ export function exportUsageHook(ctx: AppContext) {
       if (bytes !== null) return void record(route, actor, bytes);
       const body = (response as Response).body ? (response as Response).clone() : null;
       if (!body) return void record(route, actor, 0);
-      body.arrayBuffer().then(
-        (b) => record(route, actor, b.byteLength),
-        (err) => ctx.log.warn("export usage not recorded", { route, error: err instanceof Error ? err.message : String(err) }),
-      );
+      body.arrayBuffer().then((b) => record(route, actor, b.byteLength), notRecorded(route));
     },
     (route) => route.method === "GET" && isExportRoute(route.path),
   );
-  return hook;
 }

@@ -32,16 +32,6 @@ export async function recordExportUsage(ctx: Pick<AppContext, "store" | "clock">
   });
 }
 
-export interface UsageRow {
-  day: string;
-  export: string;
-  downloads: number;
-  bytes: number;
-  actors: number;
-  /** Who: the admin actor labels that downloaded it that day, sorted (`actors` counts them). */
-  operators: string[];
-}
-
 export interface UsageDay {
   day: string;
   downloads: number;
@@ -67,24 +57,18 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
   const to = now.toISOString();
   const raw = await usageBetween(ctx.store, from, to, source);
 
-  const groups = new Map<string, UsageRow & { who: Set<string> }>();
+  // One group per (day, export); `who` becomes its sorted operators (the admin actor labels) and their count.
+  const groups = new Map<string, { day: string; export: string; downloads: number; bytes: number; who: Set<string> }>();
   const series = new Map<string, UsageDay>();
   for (let i = 0; i < days; i++) {
     const day = dayOf(new Date(today - (days - 1 - i) * DAY_MS).toISOString());
     series.set(day, { day, downloads: 0, export_downloads: 0, token_downloads: 0, bytes: 0 });
   }
-  const allActors = new Set<string>();
-  const allExports = new Set<string>();
-  let downloads = 0;
-  let bytes = 0;
   for (const r of raw) {
     const day = dayOf(r.at);
     const key = `${day}\u0000${r.export}`;
     let g = groups.get(key);
-    if (!g) {
-      g = { day, export: r.export, downloads: 0, bytes: 0, actors: 0, operators: [], who: new Set() };
-      groups.set(key, g);
-    }
+    if (!g) groups.set(key, (g = { day, export: r.export, downloads: 0, bytes: 0, who: new Set() }));
     g.downloads++;
     g.bytes += r.bytes;
     g.who.add(r.actor);
@@ -95,10 +79,6 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
       if (r.source === "token") s.token_downloads++;
       else s.export_downloads++;
     }
-    allActors.add(r.actor);
-    allExports.add(r.export);
-    downloads++;
-    bytes += r.bytes;
   }
   const rows = [...groups.values()]
     .map(({ who, ...g }) => ({ ...g, actors: who.size, operators: [...who].sort() }))
@@ -110,15 +90,17 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
     count: rows.length,
     rows,
     series: [...series.values()],
-    totals: { downloads, bytes, actors: allActors.size, exports: allExports.size },
+    totals: {
+      downloads: raw.length,
+      bytes: raw.reduce((n, r) => n + r.bytes, 0),
+      actors: new Set(raw.map((r) => r.actor)).size,
+      exports: new Set(raw.map((r) => r.export)).size,
+    },
   };
 }
 
 export const USAGE_CSV_COLUMNS = ["day", "export", "downloads", "bytes", "actors", "operators"] as const;
 
 /** export-usage.csv: the JSON's rows, the same columns (operators joined by a space), RFC 4180 by src/http/formats/csv.ts. */
-export const usageCsv = (r: UsageReport) =>
-  csvTable(
-    r.rows.map((row) => ({ ...row, operators: row.operators.join(" ") })),
-    USAGE_CSV_COLUMNS,
-  );
+const joined = (row: UsageReport["rows"][number]) => ({ ...row, operators: row.operators.join(" ") });
+export const usageCsv = (r: UsageReport) => csvTable(r.rows.map(joined), USAGE_CSV_COLUMNS);

@@ -4,10 +4,9 @@ import type { Queryable } from "../../db/port";
 import { type IncidentView, incidentListeners, type StatusEventType } from "../../status/service";
 import { insertMessage, insertSkip, recentMessage } from "./store";
 
-// The link inbox's producers: an incident change (a listener of the status domain, called in the incident's own
-// transaction) and an alert's state change (fired at its level, resolved; src/ops/alerts/state.ts turns the
-// ops_alert_runs rows into those). Each becomes one outbox row per configured chat target, or an event row saying
-// why it was not queued. Both are written on the caller's Queryable: the transaction of the change they report.
+// The link inbox's producers: an incident change and an alert's state change (src/ops/alerts/state.ts). Each
+// becomes one outbox row per configured chat target, or an event row saying why it was not queued, written in the
+// transaction of the change it reports.
 
 export const LINK_EVENTS = ["incident.opened", "incident.updated", "incident.resolved", "alert.fired", "alert.resolved", "preflight.anomaly"] as const;
 export type LinkEvent = (typeof LINK_EVENTS)[number];
@@ -48,10 +47,7 @@ export interface LinkTarget {
 /** The label of the messenger bot target (chat ids are not secrets; the bot token is never part of it). */
 export const messengerTargetLabel = (chatId: string) => `messenger-bot:chat:${chatId}`;
 
-/**
- * The configured targets, in configuration order, duplicates removed: the incoming webhooks, then the messenger
- * bot's chat when LINK_INBOX_MESSENGER_CHAT_ID and MESSENGER_BOT_TOKEN are both set.
- */
+/** The incoming webhooks (duplicates removed), then the messenger bot's chat when its id and bot token are both set. */
 export function linkTargets(ctx: Pick<AppContext, "config">): LinkTarget[] {
   // The label fingerprints the whole URL: equal labels are the same URL listed twice.
   const byLabel = new Map(ctx.config.linkInbox.webhookUrls.map((url) => [redactTarget(url), url]));
@@ -79,13 +75,11 @@ export async function recordLinkSkip(q: Queryable, ctx: Deps, m: LinkMessage, ta
 }
 
 /**
- * Queues a message to every target, on `q`: the transaction of the change it reports.
- * Cooldown: a message for the same issue and target queued less than LINK_INBOX_COOLDOWN_SECONDS ago means this
- * one is not queued (an event with skip_reason cooldown). A resolution is exempt: the operator must hear that
- * it is over even when the incident opened a minute ago; so is an escalation (`bypassCooldown`). No target
- * configured → one no_url event. With several instances the cooldown reads committed rows only: two changes of one
- * issue committed at the same moment on two instances may both be queued (a duplicate notice, never a lost one);
- * an alert's notices cannot race so, since its key is applied under a row lock (src/ops/alerts/state.ts).
+ * Queues a message to every target, on `q`: the transaction of the change it reports. Within
+ * LINK_INBOX_COOLDOWN_SECONDS of a message for the same issue and target it is skipped (cooldown), except a
+ * resolution (the operator must hear that it is over) and an escalation (`bypassCooldown`). With several instances
+ * the cooldown reads committed rows only: two changes of one issue committed at once on two instances may both be
+ * queued (a duplicate notice, never a lost one); an alert's key is applied under a row lock, so its notices cannot race.
  */
 export async function enqueueLinkMessage(q: Queryable, ctx: Deps, m: LinkMessage): Promise<{ queued: number; skipped: number }> {
   const now = ctx.clock.now();
@@ -121,10 +115,7 @@ const INCIDENT_EVENT: Record<StatusEventType, LinkEvent> = {
   "status.incident.resolved": "incident.resolved",
 };
 
-/**
- * The operator page of one incident: it opens for a signed-in browser (session cookie) as well as a bearer token,
- * unlike the JSON route /admin/status/incidents/<id>, which a person following a chat link cannot authenticate to.
- */
+/** The operator page of one incident: unlike the JSON route, it opens for a person following a chat link (session cookie). */
 export const incidentPagePath = (id: number) => `/admin/ops/incidents/${id}`;
 
 /** The message of an incident change: headline, severity, and the incident's operator page. */

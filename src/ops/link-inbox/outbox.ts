@@ -6,13 +6,10 @@ import { linkTargets, type STATUS_CODE_FAMILIES, subscribeLinkInbox } from "./no
 import { type DueMessage, dueMessages, insertAttempt, leaseMessage, markInterruptedDead, settleMessage } from "./store";
 
 // The link inbox's sender: leases due outbox rows in one short transaction (the attempt is counted before the
-// request leaves), POSTs each outside any transaction with LINK_INBOX_TIMEOUT_MS, and records every attempt as
-// an ops_link_events row. Failures retry on a doubling schedule (LINK_INBOX_RETRY_BASE_SECONDS, capped at one
-// hour, no jitter: a handful of chat targets cannot stampede) until LINK_INBOX_MAX_ATTEMPTS, then the row is dead.
-// Targets pass the partner webhooks' send-time SSRF check (every resolved address public unless
-// WEBHOOK_ALLOW_PRIVATE_TARGETS); a refused target is dead at once, since retrying cannot change the policy.
-// Several instances drain the one outbox (the job runs on every instance): on PostgreSQL the lease takes due rows
-// with FOR UPDATE SKIP LOCKED (store.ts), and an outcome is written only under the lease it was sent with.
+// request leaves), POSTs each outside any transaction, and records every attempt as an ops_link_events row.
+// Failures retry on a doubling schedule capped at one hour, without jitter (a handful of chat targets cannot
+// stampede). A target the send-time SSRF check refuses is dead at once: retrying cannot change the policy. Every
+// instance drains the one outbox; an outcome is written only under the lease it was sent with.
 
 export const LINK_INBOX_JOB = "link-inbox";
 const BATCH = 16;
@@ -79,7 +76,6 @@ export class LinkInboxSender {
     return store.tx(async (t) => {
       const out: Leased[] = [];
       for (const d of await dueMessages(t, store.dialect, nowIso, BATCH)) {
-        // A lease that expired after the last allowed attempt (the sender died mid-send): nothing more is sent.
         if (d.attempts >= config.linkInbox.maxAttempts) {
           await markInterruptedDead(t, d.id);
           continue;

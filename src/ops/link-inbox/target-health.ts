@@ -4,10 +4,8 @@ import { linkTargets } from "./notify";
 import { deadMessages, failuresAfter, lastSuccessAt, latestAttempt, newestMessage } from "./store-reads";
 
 // Is each configured link-inbox target able to reach a person? A target the SSRF policy refuses (loopback,
-// metadata, private or unique-local addresses, in any spelling the URL parser folds to one: 127.1, 0x7f000001,
-// [::1], fd00::1 …) never receives anything, and before this it failed silently: no start-up line, no readiness
-// reason, "no success" on the page without saying why. One function says it for the start-up log, the targets
-// API, the link-inbox page, the readiness verdict and /metrics.
+// metadata, private addresses in any spelling: 127.1, 0x7f000001, [::1] …) never receives anything. One function
+// says it for the start-up log, the targets API, the link-inbox page, the readiness verdict and /metrics.
 
 export type TargetState = "up" | "down";
 

@@ -9,10 +9,8 @@ import { ANOMALY_DEFAULTS, changeSeries, evaluate, type Evaluation } from "./ano
 export const PREFLIGHT_SNAPSHOT_JOB = "preflight-snapshot";
 
 /**
- * Records one evaluation of the anomaly detector per series for `day` in ops_alert_runs (source `preflight`,
- * name `preflight_anomaly:<series>`), on `t` — the snapshot's own transaction, so the day's snapshot and its
- * evaluation commit together, once. The link-inbox job applies the rows (src/ops/alerts/state.ts). Defaults of the
- * spec, every field.
+ * Records one evaluation of the anomaly detector (the spec's defaults, every field) per series for `day` in
+ * ops_alert_runs, on `t`: the snapshot's own transaction, so the day's snapshot and its evaluation commit together.
  */
 export async function recordPreflightEvaluation(t: Queryable, ctx: AppContext, day: string, runId: string): Promise<Evaluation[]> {
   const p = ANOMALY_DEFAULTS;
@@ -45,8 +43,7 @@ export async function recordPreflightEvaluation(t: Queryable, ctx: AppContext, d
 
 /**
  * Snapshot (when due, or always on a manual run), then one detector evaluation of today's changes, in one
- * transaction that first claims the day (src/ops/preflight/store.ts claimDay): with several instances, or a
- * manual run beside the scheduled one, the day's snapshot and its evaluation are taken by one of them.
+ * transaction that first claims the day: of several instances (or a manual run beside the scheduled one), one takes it.
  */
 export async function runPreflightSnapshot(ctx: AppContext, force: boolean): Promise<{ skipped: boolean; day: string; evaluations: Evaluation[] }> {
   const day = dayOf(ctx.clock.now());
@@ -62,11 +59,7 @@ export async function runPreflightSnapshot(ctx: AppContext, force: boolean): Pro
   return evaluations ? { skipped: false, day, evaluations } : { skipped: true, day, evaluations: [] };
 }
 
-/**
- * The preflight-snapshot job: every 10 minutes it snapshots when today has no snapshot yet or the process
- * started after it was taken (so the first start of a day, and a restart with new configuration, are captured);
- * otherwise the tick is idle and leaves no job_runs row. A manual run always replaces today's rows.
- */
+/** Every 10 minutes: a snapshot when today has none or the process started after it (else an idle tick); a manual run always. */
 export function preflightSnapshotJob(ctx: AppContext): JobDefinition {
   return {
     name: PREFLIGHT_SNAPSHOT_JOB,

@@ -34,11 +34,7 @@ const plain = (section: PreflightSection, field: string, raw: string | number | 
 const secretRow = (section: PreflightSection, field: string, raw: string | undefined): GuardRow =>
   raw ? { section, field, value: "set", fingerprint: fingerprintOf(raw), secret: true } : { section, field, value: "unset", fingerprint: "", secret: true };
 
-/**
- * The engine's migrations: on SQLite the last one applied by the journal's tag (the embedded list follows the
- * journal, drizzle/); on PostgreSQL its own list (drizzle/postgres/, recorded in herald_migrations by name). The
- * same three fields on both, so a delta across a move to PostgreSQL shows them changed, as they did.
- */
+/** The engine's migrations, as the same three fields on both engines: a move to PostgreSQL shows them changed, as they did. */
 async function migrationRows(ctx: AppContext): Promise<GuardRow[]> {
   let status: { applied: number; total: number };
   let last: string;
@@ -59,8 +55,7 @@ async function migrationRows(ctx: AppContext): Promise<GuardRow[]> {
 
 /**
  * The OpenAPI document's hash; a document that fails to build is itself a finding, not a failed guard list. Under
- * `herald serve` this awaits the worker's build started at start (src/http/openapi/documents.ts): the snapshot job
- * that asks within minutes of a start waits for it with the loop free, and never builds the document itself.
+ * `herald serve` this awaits the worker's build begun at start, with the loop free (src/http/openapi/documents.ts).
  */
 async function openApiHash(ctx: AppContext): Promise<string> {
   try {
@@ -126,10 +121,7 @@ export async function currentGuards(ctx: AppContext): Promise<GuardRow[]> {
   ];
 }
 
-/**
- * Variables about the SQLite file and Herald's own backups of it: on PostgreSQL they do not apply, and their row
- * says so instead of showing a value that means nothing there.
- */
+/** Variables of the SQLite file and its backups: on PostgreSQL their row says they do not apply. */
 const SQLITE_ONLY_VARS: ReadonlySet<string> = new Set(["HERALD_DB_PATH", "BACKUP_KEEP"]);
 export const NOT_ON_POSTGRES = "n/a on PostgreSQL (the SQLite file and its backups are not used)";
 

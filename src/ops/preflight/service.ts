@@ -5,8 +5,8 @@ import { AppError } from "../../http/errors/errors";
 import { currentGuards, type GuardRow, PREFLIGHT_PRESETS, type PreflightPreset, type PreflightSection } from "./guards";
 import { claimDay, dayTakenAt, replaceDayRest, type SnapshotRow, snapshotRowsBetween } from "./store";
 
-// The preflight guards' store and read-models: the daily snapshot (one row per day and guard field), the delta
-// of the current values against a past day, and the per-day history. Days are UTC calendar days `YYYY-MM-DD`.
+// The preflight guards' daily snapshot, the delta of the current values against a past day, and the per-day
+// history. Days are UTC calendar days `YYYY-MM-DD`.
 
 const DAY_MS = 86_400_000;
 export const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
@@ -43,10 +43,9 @@ export const selects = (s: Selection, g: { section: string; field: string }): bo
   (s.section === "all" || g.section === s.section) && (s.fields === null || s.fields.includes(g.field));
 
 /**
- * Writes today's snapshot of every guard field in the caller's transaction `t`, if it is due: the day has no
- * snapshot, or its snapshot was taken before `dueBefore`. The day's rows are replaced whole, so running it twice
- * on a day leaves one row per field with the later values (idempotent per day). The claim (store.ts claimDay)
- * comes first: of two instances taking it at once, one does. Null when it was not due.
+ * Writes today's snapshot of every guard field in the caller's transaction `t` if the day has none, or one taken
+ * before `dueBefore`; null when not due. The day's rows are replaced whole (idempotent per day), after the claim
+ * (store.ts claimDay): of two instances taking it at once, one does.
  */
 export async function takePreflightSnapshotIn(
   t: Queryable,
@@ -75,10 +74,7 @@ export async function takePreflightSnapshot(ctx: AppContext): Promise<{ day: str
 /** A dueBefore no snapshot's taken_at reaches: the snapshot is replaced whatever its time (a manual run). */
 export const ALWAYS_DUE = "9999-12-31T23:59:59.999Z";
 
-/**
- * When the scheduled run has work: the day's snapshot is older than this process (configuration changes only with a
- * restart, so a restart's values replace the day's), or missing. The threshold for takePreflightSnapshotIn.
- */
+/** The scheduled run's dueBefore: configuration changes only with a restart, so a restart's values replace the day's. */
 export const snapshotDueBefore = (ctx: Pick<AppContext, "startedAt">) => ctx.startedAt.toISOString();
 
 /** Whether the scheduled run has work now (the same rule as the claim; the claim decides). */

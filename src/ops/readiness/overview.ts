@@ -8,10 +8,8 @@ import { linkTargetHealth } from "../link-inbox/target-health";
 import { latestProbeRuns, type ProbeRunRow, zeroHistory } from "./probes";
 import { noiseExport } from "./service";
 
-// What the readiness page (GET /admin/ops/readiness) shows, gathered from the functions that own each figure:
-// the probes (src/ops/readiness/probes.ts), the 403 noise export (src/ops/readiness/service.ts), the job registry and the backups
-// folder. Nothing here has SQL of its own, so the page can never disagree with the exports it links to.
-// The summary rule is documented in docs/operations.md ("GET /admin/ops/readiness").
+// What the readiness page (GET /admin/ops/readiness) shows, gathered from the functions that own each figure.
+// Nothing here has SQL of its own, so the page can never disagree with the exports it links to.
 
 const DAY_MS = 86_400_000;
 /** Failing or empty probe rows of the last 24 h shown on the page; the CSV export has the rest. */
@@ -19,10 +17,7 @@ export const PROBE_PROBLEMS_SHOWN = 20;
 /** Newest backups shown on the page. */
 export const BACKUPS_SHOWN = 5;
 
-/**
- * ok: the latest run answered with data; empty: it answered, without data; failed: it did not answer properly;
- * stale: the latest run is more than 24 h old; never: no run recorded.
- */
+/** A probe's latest run: answered with data, answered without, did not answer properly, over 24 h old, or none. */
 export type ProbeState = "ok" | "empty" | "failed" | "stale" | "never";
 
 function probeState(run: ProbeRunRow | null, since: string): ProbeState {
@@ -32,39 +27,28 @@ function probeState(run: ProbeRunRow | null, since: string): ProbeState {
   return run.had_data ? "ok" : "empty";
 }
 
+/** Why a probe is a reason, by its state; an empty answer is not one (without TOKEN_MINT two probes are empty by design). */
+const PROBE_REASONS = { failed: "probe latest run failed", stale: "probe has not run in the last 24 h", never: "probe never ran" } as const;
+
 /**
- * "ready" unless one of these holds, each named in a reason:
- * - a probe's latest run failed, is older than 24 h, or never happened (empty answers do not count: on a fresh
- *   deployment without TOKEN_MINT public_stats and holder_cache_proof are empty by design);
- * - a 403 noise window (7, 14, 30 days) is over its threshold;
- * - an enabled job's latest run failed (failures that a later success recovered do not count);
- * - on SQLite, the backups folder has no backup, or the newest one's integrity is not "ok" (on PostgreSQL the
- *   database's own backups apply, which Herald cannot see: nothing is said about them);
- * - a link-inbox target is dead (refused by the target policy, or its newest message was given up on): notices
- *   do not reach people;
- * - a status incident is open;
- * - an alert is firing (silenced or not: a silence holds back notices, it does not make the problem go away);
- * - the webhook dead-letter queue grew in the last 24 h.
+ * "ready" unless something below is named in a reason (docs/operations.md has the rule). On PostgreSQL the
+ * database's own backups apply, which Herald cannot see: nothing is said about them. A silenced alert still counts:
+ * a silence holds back notices, it does not make the problem go away.
  */
 export function readinessSummary(o: ReadinessParts): { ready: boolean; reasons: string[] } {
   const reasons: string[] = [];
-  const named = (state: ProbeState) => o.probes.latest.filter((p) => p.state === state).map((p) => p.probe);
-  const failed = named("failed");
-  const stale = named("stale");
-  const never = named("never");
-  if (failed.length) reasons.push(`probe latest run failed: ${failed.join(", ")}`);
-  if (stale.length) reasons.push(`probe has not run in the last 24 h: ${stale.join(", ")}`);
-  if (never.length) reasons.push(`probe never ran: ${never.join(", ")}`);
+  for (const [state, words] of Object.entries(PROBE_REASONS)) {
+    const probes = o.probes.latest.filter((p) => p.state === state).map((p) => p.probe);
+    if (probes.length) reasons.push(`${words}: ${probes.join(", ")}`);
+  }
   for (const w of o.noise.windows) {
     if (!w.within_threshold) reasons.push(`403 noise over the threshold in the ${w.window_days}-day window (${w.noise_percent ?? 0} %)`);
   }
   const failing = o.jobs.filter((j) => j.enabled && j.last_run?.ok === false).map((j) => j.name);
   if (failing.length) reasons.push(`job latest run failed: ${failing.join(", ")}`);
   const newest = o.backups.newest[0];
-  if (!o.backups.applies) {
-    // PostgreSQL: no reason; the page says where backups are.
-  } else if (!newest) reasons.push("no backup in the backups folder");
-  else if (newest.integrity !== "ok") reasons.push(`newest backup ${newest.name} has integrity "${newest.integrity}"`);
+  if (o.backups.applies && !newest) reasons.push("no backup in the backups folder");
+  else if (o.backups.applies && newest && newest.integrity !== "ok") reasons.push(`newest backup ${newest.name} has integrity "${newest.integrity}"`);
   const a = o.alerting;
   for (const t of a.targets.filter((x) => x.dead)) reasons.push(`notification target dead: ${t.target} (${t.reason ?? "dead"})`);
   if (a.open_incidents.length) reasons.push(`open incident: ${a.open_incidents.map((i) => `#${i.id} ${i.title} (${i.severity})`).join(", ")}`);

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { AppError } from "../../http/errors/errors";
+import { queryProblem } from "../../http/errors/errors";
 import { dailyRollups } from "./store";
 
 // The 403 noise level behind the readiness exports: from request_log_hourly only (at most 30 × 24 rollup rows,
@@ -10,15 +10,6 @@ import { dailyRollups } from "./store";
 export const NOISE_WINDOW_DAYS = [7, 14, 30] as const;
 export const DEFAULT_NOISE_DAYS = 30;
 const DAY_MS = 86_400_000;
-
-export interface NoiseWindowMeta {
-  from: string;
-  to: string;
-  from_hour: string;
-  to_hour: string;
-  hours_total: number;
-  hours_with_data: number;
-}
 
 export type NoiseFigures = ReturnType<typeof figures>;
 export type NoiseExport = Awaited<ReturnType<typeof noiseExport>>;
@@ -31,15 +22,12 @@ export interface NoiseInput {
   includeWindowsMeta?: boolean;
 }
 
-const invalid = (field: string, problem: string) =>
-  new AppError("invalid_query", `Invalid request parameters: ${field} ${problem}`, { details: [{ field, problem }] });
-
 const quote = (raw: string) => JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
 
 /** `days` arrives as an integer 7–30 (intQuery); only the three export lengths are meaningful. */
 export function noiseDaysOrThrow(days: number | undefined): number {
   if (days === undefined) return DEFAULT_NOISE_DAYS;
-  if (!(NOISE_WINDOW_DAYS as readonly number[]).includes(days)) throw invalid("query.days", `must be one of: 7, 14, 30; got ${days}`);
+  if (!(NOISE_WINDOW_DAYS as readonly number[]).includes(days)) throw queryProblem("days", `must be one of: 7, 14, 30; got ${days}`);
   return days;
 }
 
@@ -53,9 +41,9 @@ export function noiseWindowsOrThrow(raw: string | undefined): number[] {
   const parts = raw.split(",").map((p) => p.trim());
   const out: number[] = [];
   for (const p of parts) {
-    if (!/^(7|14|30)$/.test(p)) throw invalid("query.windows", `must be a comma list of 7, 14 and 30; got ${quote(p)} in ${quote(raw)}`);
+    if (!/^(7|14|30)$/.test(p)) throw queryProblem("windows", `must be a comma list of 7, 14 and 30; got ${quote(p)} in ${quote(raw)}`);
     const n = Number(p);
-    if (out.includes(n)) throw invalid("query.windows", `lists ${n} twice`);
+    if (out.includes(n)) throw queryProblem("windows", `lists ${n} twice`);
     out.push(n);
   }
   return out.sort((a, b) => a - b);
@@ -110,29 +98,19 @@ export async function noiseExport(ctx: AppContext, input: NoiseInput) {
 
   const out = windows.map((n) => {
     const rows = dayRows.slice(span - n);
-    const sum = (f: (d: (typeof rows)[number]) => number) => rows.reduce((acc, d) => acc + f(d), 0);
-    const hours = sum((d) => d.hours);
-    const w: { window_days: number; meta?: NoiseWindowMeta } & NoiseFigures = {
-      window_days: n,
-      ...figures(
-        threshold,
-        sum((d) => d.requests),
-        sum((d) => d.forbidden),
-        hours,
-      ),
+    const sum = (k: "requests" | "forbidden" | "hours" | "withData") => rows.reduce((acc, d) => acc + d[k], 0);
+    const hours = sum("hours");
+    const from = new Date(today - (n - 1) * DAY_MS);
+    const meta = {
+      from: from.toISOString(),
+      to: now.toISOString(),
+      from_hour: hourKey(from),
+      to_hour: hourKey(now),
+      hours_total: hours,
+      hours_with_data: sum("withData"),
     };
-    if (input.includeWindowsMeta) {
-      const from = new Date(today - (n - 1) * DAY_MS);
-      w.meta = {
-        from: from.toISOString(),
-        to: now.toISOString(),
-        from_hour: hourKey(from),
-        to_hour: hourKey(now),
-        hours_total: hours,
-        hours_with_data: sum((d) => d.withData),
-      };
-    }
-    return w;
+    const counted = figures(threshold, sum("requests"), sum("forbidden"), hours);
+    return { window_days: n, ...counted, ...(input.includeWindowsMeta ? { meta } : {}) };
   });
 
   return {

@@ -11,13 +11,11 @@ export type ProbeRow = RowOf<typeof opsProbeRuns>;
 
 const INSERT_COLUMNS = ["run_id", "at", "probe", "url", "status", "latency_ms", "had_data", "ok", "error"] as const;
 
+const valuesOf = (r: Omit<ProbeRow, "id">) => INSERT_COLUMNS.map((c) => r[c]);
+
 export async function insertProbeRuns(t: Queryable, rows: ReadonlyArray<Omit<ProbeRow, "id">>): Promise<void> {
   const sql = `INSERT INTO ops_probe_runs (${INSERT_COLUMNS.join(", ")}) VALUES (${placeholders(INSERT_COLUMNS.length)})`;
-  for (const r of rows)
-    await t.run(
-      sql,
-      INSERT_COLUMNS.map((c) => r[c]),
-    );
+  for (const r of rows) await t.run(sql, valuesOf(r));
 }
 
 /** Retention, in bounded batches down ops_probe_runs_at_idx (src/db/batched-delete.ts). */
