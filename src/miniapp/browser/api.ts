@@ -2,12 +2,11 @@
 // beside each control (a result or a refusal in the player's words, cleared by the next action), and the balances.
 import type { ErrorBody } from "../../http/envelope";
 import type { Static } from "elysia";
+import { $ } from "./dom";
 import { t, waitText } from "./i18n";
 import { REFUSALS, type RefusalCode } from "./refusals";
 import { haptic } from "./telegram";
 import type { AnswerOf, Balances, BodyOf, Path } from "./wire";
-
-export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
 export class ApiError extends Error {
   constructor(

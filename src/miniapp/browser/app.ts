@@ -4,7 +4,8 @@
 // `Authorization: tma <init data>` (docs/messenger.md). Outside Telegram the page says so and takes init data pasted
 // by hand (development). Plain DOM, no framework: the script stays small (src/miniapp/page.ts serves it;
 // test/miniapp/ drives it in Chromium).
-import { $, inWords, initData } from "./api";
+import { inWords, initData } from "./api";
+import { $ } from "./dom";
 import { buyMissiles, startGrid } from "./grid";
 import { claimPromo, openGift } from "./gift";
 import "./history";

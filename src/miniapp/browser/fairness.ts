@@ -3,6 +3,7 @@
 // the form or from the URL's fragment (#game=wheel&server_seed=…&hash=…&client_seed=…&nonce=…&weights=…&labels=…
 // &shown=…&lang=…), which never reaches the server: the mini-app links a revealed spin here that way. The verdict and
 // the prize in words come first, above the fold; the details below. The check runs entirely in this page.
+import { $, h } from "./dom";
 import { type FairInput, GRID_CELLS, gridLayout, pickWeighted, seedHash, verify } from "./fair";
 import { languageOfInitData, type MessageKey, rewardText, t, translate, useLanguage } from "./i18n";
 import { backButton, haptic, loadTelegram, webApp } from "./telegram";
@@ -15,7 +16,6 @@ declare global {
   }
 }
 
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const field = (id: string) => $<HTMLInputElement>(id);
 const fragment = new URLSearchParams(location.hash.slice(1));
 
@@ -36,12 +36,7 @@ function showGame(): void {
   $("labels-row").hidden = grid;
 }
 
-function line(text: string, className = "", tag: "p" | "h2" = "p"): HTMLElement {
-  const p = document.createElement(tag);
-  p.textContent = text;
-  if (className) p.className = className;
-  return p;
-}
+const line = (text: string, className = "", tag: "p" | "h2" = "p") => h(tag, { textContent: text, ...(className ? { className } : {}) });
 
 /** Segment `i` in words: its name from the form (or the game's link), else its place ("segment 2 of 6"). */
 function prizeOf(i: number, count: number): string {
@@ -52,21 +47,13 @@ function prizeOf(i: number, count: number): string {
 }
 
 function layoutList(layout: number[]): HTMLElement {
-  const grid = document.createElement("ol");
-  grid.className = "grid";
-  grid.id = "layout";
-  grid.setAttribute("aria-label", t("fair.layout"));
-  for (const [position, cell] of layout.entries()) {
-    const li = document.createElement("li");
+  const cells = layout.map((cell, position) => {
     const reward = GRID_CELLS[cell];
     const prize = reward !== undefined && reward.points + reward.free_spins + reward.missiles > 0;
-    li.textContent = prize ? rewardText(reward) : t("grid.empty");
-    li.title = `${position}: ${cell}`;
-    li.dataset.cell = String(cell);
-    if (prize) li.className = "prize";
-    grid.append(li);
-  }
-  return grid;
+    const attrs = { "data-cell": String(cell), ...(prize ? { class: "prize" } : {}) };
+    return h("li", { textContent: prize ? rewardText(reward) : t("grid.empty"), title: `${position}: ${cell}`, attrs });
+  });
+  return h("ol", { className: "grid", id: "layout", attrs: { "aria-label": t("fair.layout") } }, ...cells);
 }
 
 async function run(fromLink: boolean): Promise<void> {

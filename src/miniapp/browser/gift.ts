@@ -1,6 +1,7 @@
 // The welcome gift and promo codes on the mini-app's page: what a newcomer opens once (the catalog says whether it
 // is there), and the code form. Both credit the balances; the page is then redrawn (refresh).
-import { $, ApiError, api, clearMessages, inWords, say } from "./api";
+import { ApiError, api, clearMessages, inWords, say } from "./api";
+import { $ } from "./dom";
 import { rewardText, t } from "./i18n";
 import { later, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, whilePlaying } from "./telegram";

@@ -1,7 +1,8 @@
 // The recon grid on the mini-app's page: start a grid, reveal cells on a 5×5 board of buttons (each costs a missile,
 // and with none the cells are off and the note says how to get one), buy missiles with points (off, with the reason,
 // when the points are short), and the check link of the last grid that ended.
-import { $, api, checkLink, clearMessages, inWords, keepInView, randomHex, say, setButton } from "./api";
+import { api, checkLink, clearMessages, inWords, keepInView, randomHex, say, setButton } from "./api";
+import { $, h } from "./dom";
 import { rewardText, t } from "./i18n";
 import { currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, whilePlaying } from "./telegram";
@@ -23,22 +24,17 @@ const won = (r: Reward) => r.points + r.free_spins + r.missiles > 0;
 function board(grid: GridView, missiles: number): HTMLElement[] {
   const found = new Map(grid.revealed_cells.map((c) => [c.cell, c.reward]));
   return Array.from({ length: GRID_SIZE }, (_, cell) => {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.id = `cell-${cell}`;
     const reward = found.get(cell);
+    const content = reward ? (won(reward) ? rewardText(reward) : t("grid.empty")) : "?";
+    const label = reward ? t("grid.cell_shown", { cell: cell + 1, content }) : t("grid.cell_hidden", { cell: cell + 1 });
+    const button = h("button", { type: "button", id: `cell-${cell}`, textContent: content, attrs: { "aria-label": label } });
     if (reward) {
-      const content = won(reward) ? rewardText(reward) : t("grid.empty");
-      button.textContent = content;
       button.className = `${won(reward) ? "prize" : "empty"}${cell === fresh ? " fresh" : ""}`;
-      button.setAttribute("aria-label", t("grid.cell_shown", { cell: cell + 1, content }));
       button.disabled = true;
     } else {
-      button.textContent = "?";
-      button.setAttribute("aria-label", t("grid.cell_hidden", { cell: cell + 1 }));
       button.setAttribute("aria-describedby", "grid-note");
       button.disabled = missiles < 1 || busy;
-      button.addEventListener("click", () => void revealCell(grid.grid_id, cell));
+      button.onclick = () => void revealCell(grid.grid_id, cell);
     }
     return button;
   });

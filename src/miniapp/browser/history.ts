@@ -1,5 +1,6 @@
 // The player's history on the mini-app's page: the latest game-ledger entries, in the player's words and time.
-import { $, api } from "./api";
+import { api } from "./api";
+import { $, h } from "./dom";
 import { dateTimeText, type MessageKey, t } from "./i18n";
 import { onRefresh } from "./state";
 import type { Activity } from "./wire";
@@ -32,13 +33,8 @@ onRefresh("history", async () => {
   const { recent } = await api("/api/messenger/engagement/activity-preview?limit=10");
   $("history").replaceChildren(
     ...recent.map((r) => {
-      const li = document.createElement("li");
       const what = ACTIONS[r.action] ?? (r.action.startsWith("mission") ? "history.mission" : "history.other");
-      const time = document.createElement("span");
-      time.className = "hint";
-      time.textContent = `${dateTimeText(r.created_at)} · `;
-      li.append(time, `${t(what)}: ${deltaText(r.deltas)}`);
-      return li;
+      return h("li", {}, h("span", { className: "hint", textContent: `${dateTimeText(r.created_at)} · ` }), `${t(what)}: ${deltaText(r.deltas)}`);
     }),
   );
   $("history-none").hidden = recent.length > 0;

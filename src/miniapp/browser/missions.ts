@@ -2,7 +2,8 @@
 // moves by itself: after every refresh, a joined mission whose server count (observed) is past its recorded progress
 // gets a progress event at once, so its bar moves and its reward is paid without a button. A self-reported mission
 // keeps its "I did one more" button: only the player knows.
-import { $, api, clearMessages, inWords, say } from "./api";
+import { api, clearMessages, inWords, say } from "./api";
+import { $, h } from "./dom";
 import { rewardText, t } from "./i18n";
 import { onRefresh, readAfterPlaysOnlyWhen, refresh } from "./state";
 import { haptic } from "./telegram";
@@ -24,41 +25,22 @@ readAfterPlaysOnlyWhen("missions", () => underWay);
 const sentAt = new Map<string, number>();
 
 function card(m: Mission): HTMLElement {
-  const li = document.createElement("li");
-  li.id = `mission-${m.mission_key}`;
-  li.className = "mission";
-  const head = document.createElement("p");
-  const name = document.createElement("strong");
-  name.textContent = m.title;
-  const about = document.createElement("span");
-  about.className = "hint";
-  about.textContent = ` · ${t(m.progress_source === "server" ? "missions.counted" : "missions.reported")} · ${t("missions.reward", { reward: rewardText(m.reward) })}`;
-  head.append(name, about);
   const e = m.enrollment;
   const progress = shownProgress(m);
-  const bar = document.createElement("progress");
-  bar.max = m.target;
-  bar.value = progress;
-  bar.setAttribute("aria-label", t("missions.bar", { title: m.title, progress, target: m.target }));
-  const status = document.createElement("p");
-  status.className = "hint";
-  status.id = `mission-status-${m.mission_key}`;
-  status.textContent = !e ? t("missions.not_joined") : e.completed ? t("missions.done") : t("missions.progress", { progress, target: m.target });
-  li.append(head, bar, status);
+  const about = ` · ${t(m.progress_source === "server" ? "missions.counted" : "missions.reported")} · ${t("missions.reward", { reward: rewardText(m.reward) })}`;
+  const status = !e ? t("missions.not_joined") : e.completed ? t("missions.done") : t("missions.progress", { progress, target: m.target });
+  const li = h(
+    "li",
+    { id: `mission-${m.mission_key}`, className: "mission" },
+    h("p", {}, h("strong", { textContent: m.title }), h("span", { className: "hint", textContent: about })),
+    h("progress", { max: m.target, value: progress, attrs: { "aria-label": t("missions.bar", { title: m.title, progress, target: m.target }) } }),
+    h("p", { className: "hint", id: `mission-status-${m.mission_key}`, textContent: status }),
+  );
   if (!e || (!e.completed && m.progress_source === "self_reported")) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "secondary";
-    button.id = `mission-action-${m.mission_key}`;
-    button.textContent = t(e ? "missions.report" : "missions.join");
-    button.addEventListener("click", () => void act(m));
-    li.append(button);
+    const label = t(e ? "missions.report" : "missions.join");
+    li.append(h("button", { type: "button", className: "secondary", id: `mission-action-${m.mission_key}`, textContent: label, onclick: () => void act(m) }));
   }
-  const msg = document.createElement("p");
-  msg.id = `mission-msg-${m.mission_key}`;
-  msg.className = "msg";
-  msg.setAttribute("role", "status");
-  li.append(msg);
+  li.append(h("p", { id: `mission-msg-${m.mission_key}`, className: "msg", attrs: { role: "status" } }));
   return li;
 }
 

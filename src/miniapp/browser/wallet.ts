@@ -1,6 +1,7 @@
 // Linking a Solana wallet on the mini-app's page, through the Wallet Standard (github.com/wallet-standard/wallet-standard):
 // browser wallets announce themselves by its events; one that can connect and sign a message gets a button.
-import { $, api, clearMessages, inWords, ownMessage, say } from "./api";
+import { api, clearMessages, inWords, ownMessage, say } from "./api";
+import { $, h } from "./dom";
 import { t } from "./i18n";
 
 /** What the page needs of a wallet that follows the Wallet Standard (github.com/wallet-standard/wallet-standard). */
@@ -54,15 +55,15 @@ export function discoverWallets(): void {
 function showWallets(): void {
   const list = $("wallets");
   list.replaceChildren(
-    ...wallets.map((w, i) => {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "secondary";
-      button.id = `wallet-${i}`;
-      button.textContent = t("wallet.link", { wallet: w.name });
-      button.addEventListener("click", () => void linkWallet(w));
-      return button;
-    }),
+    ...wallets.map((w, i) =>
+      h("button", {
+        type: "button",
+        className: "secondary",
+        id: `wallet-${i}`,
+        textContent: t("wallet.link", { wallet: w.name }),
+        onclick: () => void linkWallet(w),
+      }),
+    ),
   );
   $("wallets-none").hidden = wallets.length > 0;
 }

@@ -1,7 +1,8 @@
 // The spin wheel on the mini-app's page: the drawn wheel and its odds, what the player can do now (spin, or why not
 // and the way there: the next free spin, or a spin bought with points), the spin shown stopping on the server's
 // segment, and revealing a spin's seed to check it on the fairness page (<base>/fairness).
-import { $, api, ApiError, checkLink, clearMessages, inWords, randomHex, say, setButton } from "./api";
+import { api, ApiError, checkLink, clearMessages, inWords, randomHex, say, setButton } from "./api";
+import { $, h } from "./dom";
 import { currentLanguage, percentText, rewardText, t, waitText } from "./i18n";
 import { currentCatalog, gameOpen, later, onRefresh, priceOf, refresh, setBalances, whenCatalogChanges } from "./state";
 import { haptic, mainButton, whilePlaying } from "./telegram";
@@ -31,13 +32,8 @@ function draw(s: WheelStatus): void {
   drawWheel(rotor, slices);
   if (!spinning && !svg().dataset.segment) svg().setAttribute("aria-label", t("wheel.label", { count: names.length }));
   const total = s.campaign.segments.reduce((a, x) => a + x.weight, 0);
-  $("odds-list").replaceChildren(
-    ...s.campaign.segments.map((seg, i) => {
-      const li = document.createElement("li");
-      li.textContent = t("wheel.odds_row", { prize: names[i]!, chance: percentText(seg.weight, total) });
-      return li;
-    }),
-  );
+  const odds = s.campaign.segments.map((seg, i) => h("li", { textContent: t("wheel.odds_row", { prize: names[i]!, chance: percentText(seg.weight, total) }) }));
+  $("odds-list").replaceChildren(...odds);
 }
 
 /** The wheel's controls for what the player holds now: spin, or the reason and a spin to buy. */
