@@ -1,9 +1,6 @@
 // The players' mini-app (GET /app), in the browser: the language, Telegram's parts, the first screen and the
-// controls; each section (gift and promo codes, wheel, grid, missions, history, wallet) in its module beside this
-// one. Telegram opens this page inside the chat with the player's init data; every call sends it as
-// `Authorization: tma <init data>` (docs/messenger.md). Outside Telegram the page says so and takes init data pasted
-// by hand (development). Plain DOM, no framework: the script stays small (src/miniapp/page.ts serves it;
-// test/miniapp/ drives it in Chromium).
+// controls; each section in its module beside this one. Every call sends the player's init data as
+// `Authorization: tma <init data>` (docs/messenger.md); outside Telegram the page takes it pasted (development).
 import { inWords, initData } from "./api";
 import { $ } from "./dom";
 import { buyMissiles, startGrid } from "./grid";

@@ -1,8 +1,6 @@
 // The fairness check (GET /app/fairness), in the browser: a finished spin or grid recomputed from the revealed server
 // seed, the client seed and the nonce, and the seed checked against the hash committed before play. Values come from
-// the form or from the URL's fragment (#game=wheel&server_seed=…&hash=…&client_seed=…&nonce=…&weights=…&labels=…
-// &shown=…&lang=…), which never reaches the server: the mini-app links a revealed spin here that way. The verdict and
-// the prize in words come first, above the fold; the details below. The check runs entirely in this page.
+// the form or from the URL's fragment (api.ts checkLink), which never reaches the server.
 import { $, h } from "./dom";
 import { type FairInput, GRID_CELLS, gridLayout, pickWeighted, seedHash, verify } from "./fair";
 import { languageOfInitData, type MessageKey, rewardText, t, translate, useLanguage } from "./i18n";

@@ -43,18 +43,13 @@ export async function claimPromo(): Promise<void> {
   const code = $<HTMLInputElement>("promo-code").value.trim();
   if (!code) return say("promo-msg", t("promo.empty"), "bad");
   if (!CODE.test(code)) return say("promo-msg", t("error.promo_invalid"), "bad");
-  let text: string;
-  let kind: "good" | "bad";
   try {
     const r = await whilePlaying(() => api("/api/messenger/games/promos/claim", { request_id: crypto.randomUUID(), code }));
-    text = t("promo.claimed", { code: r.promo.code, reward: rewardText(r.promo.reward) });
-    kind = "good";
     haptic.success();
     setBalances(r.balances);
     later(["missions", "history"]);
+    say("promo-msg", t("promo.claimed", { code: r.promo.code, reward: rewardText(r.promo.reward) }), "good");
   } catch (err) {
-    text = inWords(err);
-    kind = "bad";
+    say("promo-msg", inWords(err), "bad");
   }
-  say("promo-msg", text, kind);
 }

@@ -1,6 +1,5 @@
-// The recon grid on the mini-app's page: start a grid, reveal cells on a 5×5 board of buttons (each costs a missile,
-// and with none the cells are off and the note says how to get one), buy missiles with points (off, with the reason,
-// when the points are short), and the check link of the last grid that ended.
+// The recon grid on the mini-app's page: start a grid, reveal cells on a 5×5 board (a missile each), buy missiles
+// with points (off, with the reason, when short), and the check link of the last grid that ended.
 import { api, checkLink, clearMessages, inWords, keepInView, randomHex, say, setButton } from "./api";
 import { $, h } from "./dom";
 import { rewardText, t } from "./i18n";

@@ -1,7 +1,7 @@
 // The player's history on the mini-app's page: the latest game-ledger entries, in the player's words and time.
 import { api } from "./api";
 import { $, h } from "./dom";
-import { dateTimeText, type MessageKey, t } from "./i18n";
+import { dateTimeText, type MessageKey, REWARD_PARTS, t } from "./i18n";
 import { onRefresh } from "./state";
 import type { Activity } from "./wire";
 
@@ -17,16 +17,8 @@ const ACTIONS: Record<string, MessageKey> = {
 
 /** A ledger row's change, signed: "+25 points, −1 missile". */
 function deltaText(d: Activity["recent"][number]["deltas"]): string {
-  const signed = (n: number, key: MessageKey) => `${n > 0 ? "+" : "−"}${t(key, { n: Math.abs(n) })}`;
-  return (
-    [
-      d.points ? signed(d.points, "reward.points") : "",
-      d.free_spins ? signed(d.free_spins, "reward.spins") : "",
-      d.missiles ? signed(d.missiles, "reward.missiles") : "",
-    ]
-      .filter(Boolean)
-      .join(", ") || t("history.no_change")
-  );
+  const parts = REWARD_PARTS.filter(([k]) => d[k]).map(([k, words]) => `${d[k] > 0 ? "+" : "−"}${t(words, { n: Math.abs(d[k]) })}`);
+  return parts.join(", ") || t("history.no_change");
 }
 
 onRefresh("history", async () => {

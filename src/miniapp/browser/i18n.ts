@@ -1,6 +1,5 @@
-// The mini-app's language: one catalog per language (messages-en.ts, messages-ru.ts), chosen from the player's
-// Telegram language_code (init data's `user`), English by default. t() fills a message's {names}; a message with
-// plural forms is picked by {n} under the language's plural rules (Intl.PluralRules).
+// The mini-app's language, chosen from the player's Telegram language_code, English by default. t() fills a
+// message's {names}; plural forms are picked by {n} under the language's rules (Intl.PluralRules).
 import { type Catalog, CATALOGS, LANGUAGES } from "./messages";
 import { en, type Message, type MessageKey } from "./messages-en";
 import type { Reward } from "./wire";
@@ -78,13 +77,16 @@ export function translate(root: ParentNode = document): void {
   if (title) document.title = t(title.dataset.tTitle as MessageKey);
 }
 
+/** A reward's parts and the words of each, in the order they are written. */
+export const REWARD_PARTS = [
+  ["points", "reward.points"],
+  ["free_spins", "reward.spins"],
+  ["missiles", "reward.missiles"],
+] as const;
+
 /** "25 points", "2 missiles and 50 points", "nothing". */
 export function rewardText(r: Reward): string {
-  const parts = [
-    r.points ? t("reward.points", { n: r.points }) : "",
-    r.free_spins ? t("reward.spins", { n: r.free_spins }) : "",
-    r.missiles ? t("reward.missiles", { n: r.missiles }) : "",
-  ].filter(Boolean);
+  const parts = REWARD_PARTS.filter(([k]) => r[k]).map(([k, words]) => t(words, { n: r[k] }));
   if (parts.length === 0) return t("reward.nothing");
   return parts.reduce((a, b) => t("reward.and", { a, b }));
 }

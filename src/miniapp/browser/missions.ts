@@ -1,7 +1,6 @@
-// Missions on the mini-app's page: join one, and watch it move. A mission the game counts (progress_source server)
-// moves by itself: after every refresh, a joined mission whose server count (observed) is past its recorded progress
-// gets a progress event at once, so its bar moves and its reward is paid without a button. A self-reported mission
-// keeps its "I did one more" button: only the player knows.
+// Missions on the mini-app's page. A mission the game counts moves by itself: a joined one whose server count
+// (observed) is past its recorded progress gets a progress event after every refresh, so its reward is paid without
+// a button. A self-reported mission keeps its "I did one more" button: only the player knows.
 import { api, clearMessages, inWords, say } from "./api";
 import { $, h } from "./dom";
 import { rewardText, t } from "./i18n";

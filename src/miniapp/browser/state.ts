@@ -1,10 +1,7 @@
-// The player's state as the page last read it, and how it is read again. The first screen asks Herald for every
-// section at once (it waits for the slowest call, not their sum). After an action the page shows at once what the
-// answer says (the balances, a revealed cell), and reads again what the action changed elsewhere: at once what the
-// next tap needs (the wheel after a spin), and the rest — missions, history — 2 s after the play, once for all the
-// plays of those 2 s. So balances, missions and history follow each play without a button, and a player tapping
-// the grid once a second stays inside their request budget (MESSENGER_RATE_LIMIT_PLAYER_PER_MIN, 120 a minute by
-// default): 60 taps and at most 30 reads of 2 calls.
+// The player's state as the page last read it, and how it is read again. After an action the page shows at once
+// what the answer says, reads at once what the next tap needs (the wheel after a spin), and the rest (missions,
+// history) 2 s after the play, once for all the plays of those 2 s: a player tapping the grid once a second stays
+// inside their request budget (120 a minute by default): 60 taps and at most 30 reads of 2 calls.
 import { api, showBalances } from "./api";
 import type { Balances, Catalog } from "./wire";
 

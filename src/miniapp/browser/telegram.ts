@@ -1,7 +1,5 @@
 // Telegram's Mini App API (core.telegram.org/bots/webapps), used only where it is there: a plain browser has no
-// window.Telegram, and an older Telegram client lacks the newer parts, so every call is feature-detected and the page
-// works the same without it. What the page uses: ready/expand, the theme and safe-area insets, haptic feedback,
-// the main and back buttons, and the closing confirmation while a play is in flight.
+// window.Telegram and an older client lacks the newer parts, so every call is feature-detected.
 import { applyTheme } from "./theme";
 
 interface BottomButton {

@@ -1,8 +1,7 @@
-// Light or dark, and the colours: Telegram's colour scheme and theme (themeParams, which its script also sets as
-// --tg-theme-* CSS variables), else the system's prefers-color-scheme with the page's own palettes. A client's theme
-// can pair colours too close to read (a grey hint on white is common): each text colour is moved toward black or
-// white until it reaches WCAG AA contrast (4.5:1) on the page and on its cards, and the button's colour until its
-// text does. The page's own palettes already pass; then nothing moves.
+// Light or dark, and the colours: Telegram's colour scheme and theme, else the system's with the page's palettes. A
+// client's theme can pair colours too close to read (a grey hint on white is common): each text colour is moved
+// toward black or white until it reaches WCAG AA contrast (4.5:1) on the page and its cards, the button's until its
+// text does.
 
 type Rgb = [number, number, number];
 

@@ -1,7 +1,6 @@
-// The drawn wheel (SVG): one slice per segment, its angle proportional to the segment's weight, so what the eye
-// sees is the odds; a fixed pointer at the top. A spin turns the wheel until the slice of the segment the SERVER
-// chose stops under the pointer: the animation only shows an outcome that is already decided and paid. With
-// prefers-reduced-motion the wheel is set at its stop at once.
+// The drawn wheel (SVG): each slice's angle proportional to its weight, so what the eye sees is the odds. A spin
+// turns the wheel until the slice the SERVER chose stops under the pointer: the animation only shows an outcome
+// already decided and paid.
 
 const NS = "http://www.w3.org/2000/svg";
 const RADIUS = 100;

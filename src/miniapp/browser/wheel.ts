@@ -1,6 +1,5 @@
-// The spin wheel on the mini-app's page: the drawn wheel and its odds, what the player can do now (spin, or why not
-// and the way there: the next free spin, or a spin bought with points), the spin shown stopping on the server's
-// segment, and revealing a spin's seed to check it on the fairness page (<base>/fairness).
+// The spin wheel on the mini-app's page: the wheel and its odds, what the player can do now (spin, or why not and
+// the way there), the spin stopping on the server's segment, and revealing its seed for the fairness page.
 import { api, ApiError, checkLink, clearMessages, inWords, randomHex, say, setButton } from "./api";
 import { $, h } from "./dom";
 import { currentLanguage, percentText, rewardText, t, waitText } from "./i18n";

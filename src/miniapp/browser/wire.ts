@@ -1,8 +1,6 @@
-// What the page sends to Herald and reads back, as the messenger's routes declare it: each route's body and 200
-// schema (src/messenger/model.ts, src/messenger/games/promos-model.ts), as types. Imports of types only: the bundle
-// carries none of the server's code, and a field the page reads that a route does not declare fails to compile
-// (`tsc -p src/miniapp/browser`), as does a body the route would refuse. test/miniapp/wire.test.ts holds each line
-// of Routes to the schemas the route is mounted with.
+// What the page sends to Herald and reads back, as the messenger's routes declare it, as types only: the bundle
+// carries none of the server's code, and a field no route declares, or a body a route would refuse, fails to compile
+// (`tsc -p src/miniapp/browser`). test/miniapp/wire.test.ts holds each line of Routes to the mounted schemas.
 import type { Static, TSchema } from "elysia";
 import type { MissionModel, PromoModel } from "../../messenger/games/promos-model";
 import type {

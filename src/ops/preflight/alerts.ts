@@ -14,7 +14,7 @@ export const PREFLIGHT_SNAPSHOT_JOB = "preflight-snapshot";
  */
 export async function recordPreflightEvaluation(t: Queryable, ctx: AppContext, day: string, runId: string): Promise<Evaluation[]> {
   const p = ANOMALY_DEFAULTS;
-  const series = await changeSeries(ctx, addDays(day, -p.baselineDays), day, { section: "all", fields: null }, t);
+  const series = await changeSeries(ctx, addDays(day, -p.baseline_days), day, { section: "all", fields: null }, t);
   const evaluations = [...series].map(([name, points]) => evaluate(points, day, name, p));
   const at = ctx.clock.now().toISOString();
   await insertRuns(

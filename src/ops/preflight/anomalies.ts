@@ -9,7 +9,7 @@ import { snapshotRowsBetween } from "./store";
 // daily count is 0 or 1: it can be flagged only with min_change_count 1; the section and `all` series reach the
 // default of 2.
 
-export const ANOMALY_DEFAULTS = { days: 30, baselineDays: 7, minBaselinePoints: 3, zscoreThreshold: 2.0, minChangeCount: 2 } as const;
+export const ANOMALY_DEFAULTS = { days: 30, baseline_days: 7, min_baseline_points: 3, zscore_threshold: 2.0, min_change_count: 2 } as const;
 
 export type AnomalyParams = Record<keyof typeof ANOMALY_DEFAULTS, number>;
 
@@ -70,23 +70,23 @@ export async function changeSeries(
   return series;
 }
 
-/** One day of one series against its baseline: the points of the baselineDays days before it. */
+/** One day of one series against its baseline: the points of the baseline_days days before it. */
 export function evaluate(points: Map<string, number>, day: string, series: string, p: AnomalyParams): Evaluation {
   const count = points.get(day) ?? 0;
   const baseline: number[] = [];
-  for (let i = p.baselineDays; i >= 1; i--) {
+  for (let i = p.baseline_days; i >= 1; i--) {
     const v = points.get(addDays(day, -i));
     if (v !== undefined) baseline.push(v);
   }
   const n = baseline.length;
-  if (n < p.minBaselinePoints || n === 0) {
+  if (n < p.min_baseline_points || n === 0) {
     return { day, series, count, baseline_points: n, baseline_mean: null, baseline_sd: null, z: null, status: "insufficient_baseline" };
   }
   const mean = baseline.reduce((a, b) => a + b, 0) / n;
   // Population standard deviation (divide by n): the baseline is the whole reference window, not a sample of it.
   const sd = Math.sqrt(baseline.reduce((a, b) => a + (b - mean) ** 2, 0) / n);
   const z = sd > 0 ? (count - mean) / sd : null;
-  const anomalous = count >= p.minChangeCount && (z !== null ? z >= p.zscoreThreshold : count > mean);
+  const anomalous = count >= p.min_change_count && (z !== null ? z >= p.zscore_threshold : count > mean);
   return {
     day,
     series,
@@ -103,7 +103,7 @@ export function evaluate(points: Map<string, number>, day: string, series: strin
 export async function preflightAnomalies(ctx: AppContext, p: AnomalyParams, sel: Selection) {
   const to = dayOf(ctx.clock.now());
   const from = addDays(to, -(p.days - 1));
-  const all = await changeSeries(ctx, addDays(from, -p.baselineDays), to, sel);
+  const all = await changeSeries(ctx, addDays(from, -p.baseline_days), to, sel);
   const anomalies: Evaluation[] = [];
   let evaluated = 0;
   for (const [name, points] of all) {

@@ -21,10 +21,10 @@ const guard = { operator: "api" } as const;
 
 const anomalyParams = (q: typeof M.anomaliesQuery.static) => ({
   days: q.days ?? ANOMALY_DEFAULTS.days,
-  baselineDays: q.baseline_days ?? ANOMALY_DEFAULTS.baselineDays,
-  minBaselinePoints: q.min_baseline_points ?? ANOMALY_DEFAULTS.minBaselinePoints,
-  zscoreThreshold: q.zscore_threshold ?? ANOMALY_DEFAULTS.zscoreThreshold,
-  minChangeCount: q.min_change_count ?? ANOMALY_DEFAULTS.minChangeCount,
+  baseline_days: q.baseline_days ?? ANOMALY_DEFAULTS.baseline_days,
+  min_baseline_points: q.min_baseline_points ?? ANOMALY_DEFAULTS.min_baseline_points,
+  zscore_threshold: q.zscore_threshold ?? ANOMALY_DEFAULTS.zscore_threshold,
+  min_change_count: q.min_change_count ?? ANOMALY_DEFAULTS.min_change_count,
 });
 
 /**
@@ -136,13 +136,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         body: ({ p, r }) => ({
           from: r.from,
           to: r.to,
-          params: {
-            days: p.days,
-            baseline_days: p.baselineDays,
-            min_baseline_points: p.minBaselinePoints,
-            zscore_threshold: p.zscoreThreshold,
-            min_change_count: p.minChangeCount,
-          },
+          params: p,
           series: r.series,
           evaluated: r.evaluated,
           count: r.anomalies.length,

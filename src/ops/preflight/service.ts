@@ -83,17 +83,17 @@ export async function snapshotDue(ctx: AppContext): Promise<boolean> {
   return at === null || at < snapshotDueBefore(ctx);
 }
 
-export type ChangeKind = "added" | "removed" | "changed";
-
-export interface DeltaEntry {
-  section: string;
-  field: string;
-  change: ChangeKind;
-  before: string | null;
-  after: string | null;
-  before_fingerprint: string | null;
-  after_fingerprint: string | null;
-}
+/** A change between `b`, the compared snapshot's row (absent when added), and `g`, the current guard (absent when removed). */
+const entryOf = (change: "added" | "removed" | "changed", b?: SnapshotRow, g?: GuardRow) => ({
+  section: (g ?? b)!.section,
+  field: (g ?? b)!.field,
+  change,
+  before: b?.value ?? null,
+  after: g?.value ?? null,
+  before_fingerprint: b?.fingerprint ?? null,
+  after_fingerprint: g?.fingerprint ?? null,
+});
+export type DeltaEntry = ReturnType<typeof entryOf>;
 
 export type Delta = Awaited<ReturnType<typeof preflightDelta>>;
 
@@ -111,16 +111,6 @@ export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Se
   const changes: DeltaEntry[] = [];
   const compareTakenAt = await dayTakenAt(ctx.store, compareDay);
   const available = before.length > 0 || compareTakenAt !== null;
-  // An entry's sides: `b` the compared snapshot's row (absent when added), `g` the current guard (absent when removed).
-  const entry = (change: ChangeKind, b?: SnapshotRow, g?: GuardRow): DeltaEntry => ({
-    section: (g ?? b)!.section,
-    field: (g ?? b)!.field,
-    change,
-    before: b?.value ?? null,
-    after: g?.value ?? null,
-    before_fingerprint: b?.fingerprint ?? null,
-    after_fingerprint: g?.fingerprint ?? null,
-  });
   if (available) {
     const old = new Map(before.map((r) => [`${r.section}.${r.field}`, r]));
     for (const g of now) {
@@ -128,11 +118,11 @@ export async function preflightDelta(ctx: AppContext, dayOffset: number, sel: Se
       old.delete(`${g.section}.${g.field}`);
       const change = !b ? "added" : b.fingerprint !== g.fingerprint ? "changed" : "unchanged";
       counts[change]++;
-      if (change !== "unchanged") changes.push(entry(change, b, g));
+      if (change !== "unchanged") changes.push(entryOf(change, b, g));
     }
     for (const b of old.values()) {
       counts.removed++;
-      changes.push(entry("removed", b));
+      changes.push(entryOf("removed", b));
     }
   }
   return {

@@ -98,18 +98,11 @@ async function probeOnce(def: ProbeDefinition, baseUrl: string, timeoutMs: numbe
   }
 }
 
-export interface ProbeRun {
-  run_id: string;
-  at: string;
-  base_url: string;
-  results: ProbeResult[];
-}
-
 /**
  * Runs every probe once against `baseUrl` (one after another, so each latency is the endpoint's own and a run
  * adds at most one request at a time), records one ops_probe_runs row per probe and returns them.
  */
-export async function runSyntheticProbes(ctx: AppContext, baseUrl: string, probes: readonly ProbeDefinition[] = PROBES): Promise<ProbeRun> {
+export async function runSyntheticProbes(ctx: AppContext, baseUrl: string, probes: readonly ProbeDefinition[] = PROBES) {
   const at = ctx.clock.now().toISOString();
   const runId = `pr_${Buffer.from(ctx.rng.bytes(8)).toString("hex")}`;
   const results: ProbeResult[] = [];
