@@ -21,12 +21,8 @@ const loaders = new Map<Section, Loader>();
 const onBalances: Array<(c: Catalog) => void> = [];
 let catalog: Catalog | null = null;
 
-export const onRefresh = (section: Section, load: Loader) => {
-  loaders.set(section, load);
-};
-export const whenCatalogChanges = (redraw: (c: Catalog) => void) => {
-  onBalances.push(redraw);
-};
+export const onRefresh = (section: Section, load: Loader) => void loaders.set(section, load);
+export const whenCatalogChanges = (redraw: (c: Catalog) => void) => void onBalances.push(redraw);
 export const currentCatalog = () => catalog;
 
 /** The balances an action's answer carries: shown, and every control that depends on them redrawn. */
@@ -69,9 +65,7 @@ const pending = new Set<Section>();
 let timer: ReturnType<typeof setTimeout> | undefined;
 /** A section read after plays only when this says it can have changed (missions: only while one is under way). */
 const worthReading = new Map<Section, () => boolean>();
-export const readAfterPlaysOnlyWhen = (section: Section, changed: () => boolean) => {
-  worthReading.set(section, changed);
-};
+export const readAfterPlaysOnlyWhen = (section: Section, changed: () => boolean) => void worthReading.set(section, changed);
 
 /**
  * Reads `sections` again 2 s after the first play that asked, together with what later plays of those 2 s ask; a

@@ -55,20 +55,19 @@ export function resolveFilters(q: EventFilterInput) {
   const from = q.at_from !== undefined ? instantOrThrow("at_from", q.at_from) : null;
   const to = q.at_to !== undefined ? instantOrThrow("at_to", q.at_to) : null;
   if (from !== null && to !== null && to <= from) throw queryProblem("at_to", "must be after at_from");
-  const preset = q.window_preset === undefined || q.window_preset === "" ? null : q.window_preset;
+  const preset = q.window_preset || null;
   if (preset !== null && !WINDOW_PRESETS.includes(preset as never)) {
     throw queryProblem("window_preset", `must be one of: ${WINDOW_PRESETS.join(", ")}; got "${preset.slice(0, 40)}"`);
   }
-  const prefix = q.event_prefix ?? "";
   return {
     event: oneOf("event", q.event, LINK_EVENTS),
-    event_prefix: prefix === "" ? null : prefix,
+    event_prefix: q.event_prefix || null,
     at_from: from === null ? null : iso(from),
     at_to: to === null ? null : iso(to),
     status_code_family: oneOf("status_code_family", q.status_code_family, STATUS_CODE_FAMILIES),
     skip_reason: oneOf("skip_reason", q.skip_reason, SKIP_REASONS),
-    issue_id: q.issue_id === undefined || q.issue_id === "" ? null : q.issue_id,
-    url_contains: q.url_contains === undefined || q.url_contains === "" ? null : q.url_contains,
+    issue_id: q.issue_id || null,
+    url_contains: q.url_contains || null,
     window_preset: preset,
     limit: q.limit ?? EXPORT_DEFAULT_LIMIT,
   };

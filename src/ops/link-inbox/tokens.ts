@@ -22,12 +22,7 @@ export const recordTokenDownload = (ctx: AppContext, actor: string, bytes: numbe
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-export interface IssuedToken {
-  token: string;
-  expiresAt: string;
-}
-
-export async function issueDownloadToken(ctx: AppContext, actor: string, exportName: string, params: Record<string, unknown>): Promise<IssuedToken> {
+export async function issueDownloadToken(ctx: AppContext, actor: string, exportName: string, params: Record<string, unknown>) {
   const token = `hdt_${Buffer.from(ctx.rng.bytes(32)).toString("base64url")}`;
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + DOWNLOAD_TOKEN_TTL_SECONDS * 1000).toISOString();

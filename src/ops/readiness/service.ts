@@ -11,7 +11,6 @@ export const NOISE_WINDOW_DAYS = [7, 14, 30] as const;
 export const DEFAULT_NOISE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-export type NoiseFigures = ReturnType<typeof figures>;
 export type NoiseExport = Awaited<ReturnType<typeof noiseExport>>;
 type NoiseThreshold = ReturnType<typeof thresholdOf>;
 
