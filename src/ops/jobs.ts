@@ -8,10 +8,8 @@ import { preflightSnapshotJob } from "./preflight/alerts";
 export const SYNTHETIC_PROBES_JOB = "synthetic-probes";
 
 /**
- * The synthetic-probes job (SYNTHETIC_PROBE_CRON, every 5 minutes by default): calls Herald's own public
- * endpoints on the address `serve` listens on, records each answer, and prunes rows past
- * SYNTHETIC_PROBE_RETENTION_DAYS. A process that is not serving (a CLI command, a test without listen) has no
- * address of its own: the run then records nothing and says so — tests call runSyntheticProbes with a base URL.
+ * The synthetic-probes job calls Herald's own public endpoints on the address `serve` listens on. A process that is
+ * not serving (a CLI command, a test without listen) has no address of its own: the run records nothing and says so.
  */
 export function registerOpsJobs(ctx: AppContext): void {
   ctx.jobs.register(preflightSnapshotJob(ctx));

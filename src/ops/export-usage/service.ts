@@ -46,9 +46,8 @@ const DAY_MS = 86_400_000;
 const dayOf = (iso: string) => iso.slice(0, 10);
 
 /**
- * Usage in the last `days` UTC days (today and the days - 1 before it, from 00:00 of the first), one row per
- * (day, export) with downloads, bytes and distinct actors, ordered by day then export; `series` has every day
- * of the window (zeros included) for the charts.
+ * Usage in the last `days` UTC days (from 00:00 of the first), one row per (day, export) ordered by day then export;
+ * `series` has every day of the window (zeros included) for the charts.
  */
 export async function exportUsage(ctx: AppContext, days: number, source: UsageSourceFilter) {
   const now = ctx.clock.now();

@@ -62,11 +62,7 @@ const bodyHtml = compileHtml<PageData>(
 <%= it.events %><% } %></section>`,
 );
 
-/**
- * The targets table: every target seen in the events plus every configured one (a refused target may have no
- * event yet), each with its health in a word and WHY — the target policy's refusal, the newest failure — where
- * "no success" alone left the operator guessing.
- */
+/** Every target seen in the events plus every configured one (a refused one may have none), each with its health and WHY. */
 async function targetsWithReasons(ctx: AppContext) {
   const seen = await targetHealth(ctx);
   const configured = await linkTargetHealth(ctx);

@@ -102,11 +102,8 @@ export function eventLoopReport(ctx: AppContext) {
 }
 
 /**
- * Everything the readiness page shows, as of the context's clock; `database` is the storage engine this instance runs
- * on, with its version as the server reports it ("SQLite 3.51.0", "PostgreSQL 15.18"). The event-loop lag is shown
- * beside the summary, not judged in it: a stall is over within the minute it shows, and what it says about the
- * deployment (work that grows with the data on the JavaScript thread) is for the HeraldEventLoopStalled alert, which
- * counts stalls over time, to tell.
+ * Everything the readiness page shows, as of the context's clock. The event-loop lag is shown beside the summary,
+ * not judged in it: a stall is over within the minute it shows; the HeraldEventLoopStalled alert counts them over time.
  */
 export async function readinessOverview(ctx: AppContext) {
   const now = ctx.clock.now();

@@ -122,10 +122,7 @@ export async function pruneProbeRuns(ctx: AppContext): Promise<BatchedDeleteResu
 const probeRow = (r: ProbeRead): ProbeRunRow => ({ ...r, had_data: r.had_data === 1, ok: r.ok === 1 });
 
 /** The newest row of each probe in PROBES (null for a probe that never ran), in PROBES order. */
-export async function latestProbeRuns(
-  ctx: AppContext,
-  probes: readonly ProbeDefinition[] = PROBES,
-): Promise<Array<{ probe: string; run: ProbeRunRow | null }>> {
+export async function latestProbeRuns(ctx: AppContext, probes: readonly ProbeDefinition[] = PROBES) {
   const out: Array<{ probe: string; run: ProbeRunRow | null }> = [];
   for (const def of probes) {
     const r = await newestProbeRun(ctx.store, def.name);

@@ -10,11 +10,7 @@ import { noiseCsv, probeHistoryCsv } from "./csv";
 import { ReadinessModel as M } from "./model";
 import { ok } from "../../http/envelope";
 
-/**
- * Operator readiness exports: the 403 noise level per window, the synthetic probes that came back empty or
- * failing, and this instance's event-loop lag. They take the bearer token or the operator session (`operator:
- * "api"`), so the readiness page's links open them from a signed-in browser; without either → 403, as before.
- */
+/** Operator readiness exports; the operator session opens them too, so the readiness page's links work in a browser. */
 export function readinessRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-readiness" })
     .use(guards.operator.plugin)

@@ -30,11 +30,7 @@ export function noiseDaysOrThrow(days: number | undefined): number {
   return days;
 }
 
-/**
- * `windows`: a comma list of distinct window lengths, each 7, 14 or 30; absent: 7,14,30 (the spec's default,
- * whatever `days` is — a window reads its own span of rollups, `days` only sets how many daily points are listed).
- * Sorted ascending.
- */
+/** `windows`: distinct 7, 14 or 30, sorted; absent: all three whatever `days` is (that only sets the daily points listed). */
 export function noiseWindowsOrThrow(raw: string | undefined): number[] {
   if (raw === undefined) return [...NOISE_WINDOW_DAYS];
   const parts = raw.split(",").map((p) => p.trim());
