@@ -88,7 +88,7 @@ const LinkEvent = named(
   ),
 );
 
-const ExportWindow = named(
+export const ExportWindow = named(
   "LinkInboxExportWindow",
   t.Object({
     preset: t.Union([t.String(), t.Null()]),

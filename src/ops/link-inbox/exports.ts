@@ -5,7 +5,14 @@ import { incidentsInWindow } from "../../status/incidents-service";
 import { warnStreakOf } from "../alerts/store";
 import { instantOrThrow } from "../incidents/window";
 import { attemptFailuresAfter, countEvents, eventRows, type EventsWhere, type TargetTally, targetTallies } from "./store-reads";
-import { EVENT_FIELDS, EXPORT_DEFAULT_LIMIT, type EventField, type exportQuery, WINDOW_PRESETS } from "./exports-model";
+import {
+  EVENT_FIELDS,
+  EXPORT_DEFAULT_LIMIT,
+  type EventField,
+  type ExportWindow as ExportWindowSchema,
+  type exportQuery,
+  WINDOW_PRESETS,
+} from "./exports-model";
 import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./notify";
 import { ok } from "../../http/envelope";
 
@@ -18,12 +25,7 @@ export type EventFilterInput = Omit<typeof exportQuery.static, "count_only" | "c
 
 export type ResolvedFilters = ReturnType<typeof resolveFilters>;
 
-export interface ExportWindow {
-  preset: string | null;
-  from: string | null;
-  to: string | null;
-  note: string | null;
-}
+type ExportWindow = typeof ExportWindowSchema.static;
 
 export type EventRow = Record<EventField, string | number | null>;
 

@@ -42,7 +42,7 @@ const deltaBase = {
   fields: t.Union([t.Array(t.String()), t.Null()]),
   counts,
 };
-const clampEcho = t.Object({ requested: nullableString, value: t.Integer(), clamped: t.Boolean() });
+export const clampEcho = t.Object({ requested: nullableString, value: t.Integer(), clamped: t.Boolean() });
 const Evaluation = named(
   "PreflightAnomaly",
   t.Object({

@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
 import { queryProblem } from "../../http/errors/errors";
+import type { clampEcho } from "./model";
 import type { Delta, DeltaEntry } from "./service";
 
 // delta.summary.json: the delta's counts, optionally its timestamps and (a bounded part of) its changes, served
@@ -8,11 +9,7 @@ import type { Delta, DeltaEntry } from "./service";
 export const FIELDS_MAX = { fallback: 200, min: 10, max: 500 } as const;
 export const FIELDS_BYTES_MAX = 250_000;
 
-export interface ClampEcho {
-  requested: string | null;
-  value: number;
-  clamped: boolean;
-}
+type ClampEcho = typeof clampEcho.static;
 
 /** Any whole number, however long (the request target's own limit bounds it): 10^20 is clamped to 500 like 1000. */
 const INTEGER = /^-?\d+$/;
