@@ -11,8 +11,8 @@ export const gameOpen = (c: Catalog, key: string) => c.games.find((x) => x.game_
 /** The price in points of one item (the catalog's), or null when it is not sold. */
 export const priceOf = (c: Catalog, item: string) => c.items.find((i) => i.item_key === item)?.price_points ?? null;
 
-export type Section = "catalog" | "wheel" | "grid" | "missions" | "history";
-const ALL: Section[] = ["catalog", "wheel", "grid", "missions", "history"];
+const ALL = ["catalog", "wheel", "grid", "missions", "history"] as const;
+export type Section = (typeof ALL)[number];
 
 /** A section's reload: it starts its own call at once and draws when that and the catalog (prices, balances) are in. */
 type Loader = (catalog: Promise<Catalog>) => Promise<void>;

@@ -12,12 +12,8 @@ interface BottomButton {
   hideProgress?(): unknown;
   onClick?(cb: () => void): unknown;
 }
-interface Insets {
-  top?: number;
-  bottom?: number;
-  left?: number;
-  right?: number;
-}
+const SIDES = ["top", "bottom", "left", "right"] as const;
+type Insets = Partial<Record<(typeof SIDES)[number], number>>;
 export interface TelegramWebApp {
   initData?: string;
   initDataUnsafe?: { user?: { language_code?: string } };
@@ -59,7 +55,7 @@ function applyInsets(): void {
     ["--tg-safe-area-inset", tg?.safeAreaInset],
     ["--tg-content-safe-area-inset", tg?.contentSafeAreaInset],
   ] as const) {
-    for (const side of ["top", "bottom", "left", "right"] as const) {
+    for (const side of SIDES) {
       const v = insets?.[side];
       if (typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 500) root.setProperty(`${prefix}-${side}`, `${Math.round(v)}px`);
     }

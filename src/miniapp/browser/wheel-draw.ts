@@ -8,11 +8,6 @@ const SPIN_MS = 3200;
 /** Light slices under dark text: readable in both themes (contrast over 9:1). */
 const COLORS = ["#ffd8a8", "#a5d8ff", "#b2f2bb", "#d0bfff", "#ffc9c9", "#99e9f2", "#ffec99", "#eebefa"];
 
-export interface Slice {
-  label: string;
-  weight: number;
-}
-
 let spans: Array<[number, number]> = [];
 let rotation = 0;
 let drawnKey = "";
@@ -40,7 +35,7 @@ function el<K extends keyof SVGElementTagNameMap>(name: K, attrs: Record<string,
 }
 
 /** Draws the slices (again only when the segments changed, so a redraw never jumps the wheel). */
-export function drawWheel(rotor: SVGGElement, slices: readonly Slice[]): void {
+export function drawWheel(rotor: SVGGElement, slices: ReadonlyArray<{ label: string; weight: number }>): void {
   const key = JSON.stringify(slices);
   if (key === drawnKey) return;
   drawnKey = key;

@@ -49,17 +49,9 @@ const body = compileHtml<{
 
 type Delta = Awaited<ReturnType<typeof preflightDelta>> & { takenAt: string | null; table: SafeHtml };
 
-interface HistoryDay {
-  day: string;
-  fields: number;
-  /** Fields whose fingerprint differs from the day before; null when the day before has no snapshot. */
-  changed: number | null;
-  which: string[];
-}
-
-/** The history's rows (one per day and field) as one line per day, newest first. */
-function historyDays(rows: Awaited<ReturnType<typeof preflightHistory>>["rows"]): HistoryDay[] {
-  const byDay = new Map<string, HistoryDay>();
+/** The history's rows as one line per day, newest first; `changed` is null when the day before has no snapshot. */
+function historyDays(rows: Awaited<ReturnType<typeof preflightHistory>>["rows"]) {
+  const byDay = new Map<string, { day: string; fields: number; changed: number | null; which: string[] }>();
   for (const r of rows) {
     let d = byDay.get(r.day);
     if (!d) byDay.set(r.day, (d = { day: r.day, fields: 0, changed: r.changed === null ? null : 0, which: [] }));
