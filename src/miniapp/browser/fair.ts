@@ -91,11 +91,8 @@ export async function verify(input: FairInput): Promise<FairResult> {
   if (!Number.isSafeInteger(nonce)) problems.push("fair.bad_nonce");
   let weights: number[] = [];
   if (input.game === "wheel") {
-    weights = input.weights
-      .split(",")
-      .map((w) => w.trim())
-      .filter((w) => w !== "")
-      .map((w) => (/^[1-9][0-9]{0,6}$/.test(w) ? Number(w) : Number.NaN));
+    const parts = input.weights.split(",").map((w) => w.trim());
+    weights = parts.filter((w) => w !== "").map((w) => (/^[1-9][0-9]{0,6}$/.test(w) ? Number(w) : Number.NaN));
     if (weights.length < 2 || weights.length > MAX_WEIGHTS || weights.some((w) => !Number.isSafeInteger(w))) problems.push("fair.bad_weights");
   }
   if (problems.length) return { ok: false, problems };

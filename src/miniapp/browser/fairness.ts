@@ -38,9 +38,8 @@ const line = (text: string, className = "", tag: "p" | "h2" = "p") => h(tag, { t
 
 /** Segment `i` in words: its name from the form (or the game's link), else its place ("segment 2 of 6"). */
 function prizeOf(i: number, count: number): string {
-  const names = field("labels")
-    .value.split("|")
-    .map((x) => x.trim());
+  const labels = field("labels").value;
+  const names = labels.split("|").map((x) => x.trim());
   return names.length === count && names[i] ? names[i]! : t("fair.nth", { n: i + 1, count });
 }
 

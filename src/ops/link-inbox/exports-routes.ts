@@ -75,10 +75,8 @@ async function exportAnswer(ctx: AppContext, actor: string, q: Query, format: "j
     return bytes;
   }
   Object.assign(set.headers, csvHeaders("herald-link-inbox-events.csv"));
-  if (q.debug === "1")
-    set.headers["server-timing"] = Object.entries(r.timingsMs)
-      .map(([k, v]) => `${k};dur=${v}`)
-      .join(", ");
+  const timings = Object.entries(r.timingsMs).map(([k, v]) => `${k};dur=${v}`);
+  if (q.debug === "1") set.headers["server-timing"] = timings.join(", ");
   const text = eventsCsv(r);
   return (await finalBody(text, flags, set)) ?? new Response(text, { headers: set.headers as Record<string, string> });
 }

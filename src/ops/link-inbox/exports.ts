@@ -31,14 +31,8 @@ export type EventRow = Record<EventField, string | number | null>;
 
 /** Values of a multi-select: comma parts of every repetition, trimmed, empties dropped, each one of `allowed`. */
 function oneOf(name: string, raw: string[] | undefined, allowed: readonly string[]): string[] {
-  const values = [
-    ...new Set(
-      (raw ?? [])
-        .flatMap((v) => v.split(","))
-        .map((v) => v.trim())
-        .filter((v) => v !== ""),
-    ),
-  ];
+  const parts = (raw ?? []).flatMap((v) => v.split(",").map((part) => part.trim())).filter((v) => v !== "");
+  const values = [...new Set(parts)];
   for (const v of values) {
     if (!allowed.includes(v)) throw queryProblem(name, `must be one of: ${allowed.join(", ")}; got "${v.slice(0, 40)}"`);
   }

@@ -13,15 +13,12 @@ export const SUMMARY_MAX_DAYS = 365;
 export const RESOLVED_DEFAULT_DAYS = 7;
 export const RESOLVED_MAX_DAYS = 90;
 
-const zeroFailures = () => ({ "4xx": 0, "5xx": 0, timeout: 0, other: 0 });
-const zeroSkips = () => ({ no_url: 0, cooldown: 0, silenced: 0, other: 0 });
-
 /** An attempt is an event with an outcome family; a skip has a skip_reason and no request behind it. */
 const isAttempt = (e: SummaryEvent) => e.status_code_family !== null && e.skip_reason === null;
 
 function tally(events: SummaryEvent[]) {
-  const failures = zeroFailures();
-  const skips = zeroSkips();
+  const failures = { "4xx": 0, "5xx": 0, timeout: 0, other: 0 };
+  const skips = { no_url: 0, cooldown: 0, silenced: 0, other: 0 };
   let attempts = 0;
   let successes = 0;
   for (const e of events) {
