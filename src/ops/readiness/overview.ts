@@ -53,10 +53,8 @@ export function readinessSummary(o: ReadinessParts): { ready: boolean; reasons: 
   for (const t of a.targets.filter((x) => x.dead)) reasons.push(`notification target dead: ${t.target} (${t.reason ?? "dead"})`);
   if (a.open_incidents.length) reasons.push(`open incident: ${a.open_incidents.map((i) => `#${i.id} ${i.title} (${i.severity})`).join(", ")}`);
   if (a.firing.length) reasons.push(`alert firing: ${a.firing.map((f) => `${f.key} (${f.level}${f.silenced_by ? ", silenced" : ""})`).join(", ")}`);
-  if (a.dead_letters.growth_24h > 0)
-    reasons.push(
-      `webhook dead letters grew in the last 24 h: +${a.dead_letters.growth_24h}${a.dead_letters.now === null ? "" : ` (now ${a.dead_letters.now})`}`,
-    );
+  const dl = a.dead_letters;
+  if (dl.growth_24h > 0) reasons.push(`webhook dead letters grew in the last 24 h: +${dl.growth_24h}${dl.now === null ? "" : ` (now ${dl.now})`}`);
   return { ready: reasons.length === 0, reasons };
 }
 

@@ -16,15 +16,7 @@ export function readinessRoutes(ctx: AppContext, guards: Guards) {
     .use(guards.operator.plugin)
     .get(
       "/admin/ops/readiness/403-noise/export.json",
-      async ({ query }) =>
-        ok(
-          await noiseExport(ctx, {
-            days: query.days,
-            windows: query.windows,
-            compact: query.compact === "1",
-            includeWindowsMeta: query.include_windows_meta === "1",
-          }),
-        ),
+      async ({ query: q }) => ok(await noiseExport(ctx, { ...q, compact: q.compact === "1", includeWindowsMeta: q.include_windows_meta === "1" })),
       {
         operator: "api",
         query: M.noiseQuery,
