@@ -2,7 +2,6 @@ import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { badge, type Cell, choice, code, dataTable, exportList, link, pager, when } from "../../console/frame";
-import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
@@ -15,6 +14,7 @@ import { createSilence, expireSilence, listSilences, MAX_SILENCE_DAYS, type Sile
 import { notConfigured, summaryOf } from "./state";
 import { levelBadge } from "./alert-pages";
 import { type AlertView, firingAlerts, recentAlerts } from "./views";
+import { formInstantMs } from "../incidents/window";
 
 // GET /admin/console/alerts: what fires now (each alert links to its own page), the recent changes and the
 // evaluations (paged like export.json), and the silences — who, why, until when — with a form to add one and a
@@ -96,8 +96,6 @@ function hrefOf(q: AlertsQuery, patch: Partial<AlertsQuery>, anchor: string): st
   return `${PATH}${s ? `?${s}` : ""}#${anchor}`;
 }
 
-/** A datetime-local value (read as UTC) or an ISO time with a zone, as epoch ms; NaN when it is neither. */
-const untilMs = (raw: string) => (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? parseCalendarStrict(`${raw}Z`) : zonedInstantMs(raw));
 /** `2026-04-01T12:00` (a datetime-local input's value, read as UTC) from a time. */
 const localMinute = (ms: number) => new Date(ms).toISOString().slice(0, 16);
 
@@ -106,7 +104,7 @@ function endsAtOf(ctx: AppContext, hoursRaw: string, untilRaw: string): string {
   const now = ctx.clock.now().getTime();
   const max = now + MAX_SILENCE_DAYS * 86_400_000;
   if (untilRaw !== "") {
-    const ms = untilMs(untilRaw);
+    const ms = formInstantMs(untilRaw);
     if (Number.isNaN(ms)) throw refusal(400, "Nothing was changed: Until must be a date and time in UTC, such as 2026-04-02T09:00.");
     if (ms <= now) throw refusal(400, `Nothing was changed: Until must be in the future (it is ${when(new Date(now).toISOString())} now).`);
     if (ms > max)

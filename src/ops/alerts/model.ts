@@ -47,7 +47,7 @@ const AlertRow = named(
     details: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
   }),
 );
-const RunRow = named(
+export const OpsAlertRunSummary = named(
   "OpsAlertRunSummary",
   t.Object({
     run_id: t.String(),
@@ -98,7 +98,7 @@ export const AlertsModel = {
       count: t.Integer(),
       total: t.Integer(),
       alerts: t.Array(AlertRow),
-      runs: t.Array(RunRow),
+      runs: t.Array(OpsAlertRunSummary),
       pagination: PaginationSchema,
     },
     "Alert rows of the window, newest first, and the runs they belong to",

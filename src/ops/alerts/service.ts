@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
 import { totalPage } from "../../http/pagination";
+import type { OpsAlertRunSummary } from "./model";
 import { applyAlertTransitions, parseDetails } from "./state";
 import { countRuns, insertRuns, newestRun, rowsOfRuns, type RunRow, runsPage } from "./store";
 
@@ -83,17 +84,7 @@ export async function runsOfPage(ctx: AppContext, page: Awaited<ReturnType<typeo
   return summarizeRuns((await rowsOfRuns(ctx.store, page.filter, ids)).map(toRow));
 }
 
-export interface RunSummary {
-  run_id: string;
-  at: string;
-  /** Every source of the run's rows, joined by "+" in ALERT_SOURCES order ("status+transparency+webhooks"). */
-  source: string;
-  alerts: number;
-  ok: number;
-  warn: number;
-  fail: number;
-  status: AlertStatus;
-}
+export type RunSummary = typeof OpsAlertRunSummary.static;
 
 /** Known sources first, in ALERT_SOURCES order; any other (a hand-written row) after them, alphabetically. */
 const sourceRank = (s: string) => {

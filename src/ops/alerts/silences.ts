@@ -4,7 +4,7 @@ import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
-import { globToRegExp } from "../digest/suppressions";
+import { endProblem, globToRegExp } from "../digest/suppressions";
 import { expireSilenceRow, insertSilence, silenceById, type SilenceRow, silencesInForce, silencesPage } from "./store";
 
 // Alert silences, as Alertmanager and PagerDuty operators know them: "I know about this, stop paging me until
@@ -38,14 +38,10 @@ function validate(ctx: AppContext, input: SilenceInput) {
   const matcher = input.matcher.trim();
   if (!/^[\x21-\x7e]+$/.test(matcher)) problems.push({ field: "body.matcher", problem: "must be an alert key or a pattern of visible ASCII characters" });
   const now = ctx.clock.now();
-  const endsMs = Date.parse(input.ends_at);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(input.ends_at) || Number.isNaN(endsMs))
-    problems.push({ field: "body.ends_at", problem: "must be an ISO 8601 time such as 2026-01-15T00:00:00Z" });
-  else if (endsMs <= now.getTime()) problems.push({ field: "body.ends_at", problem: "must be in the future" });
-  else if (endsMs > now.getTime() + MAX_SILENCE_DAYS * 86_400_000)
-    problems.push({ field: "body.ends_at", problem: `must be at most ${MAX_SILENCE_DAYS} days ahead` });
+  const ends = endProblem(input.ends_at, now, MAX_SILENCE_DAYS);
+  if (ends) problems.push({ field: "body.ends_at", problem: ends });
   if (problems.length) throw new ValidationError(`Invalid silence: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
-  return { matcher, endsAt: new Date(endsMs).toISOString(), nowIso: now.toISOString() };
+  return { matcher, endsAt: new Date(input.ends_at).toISOString(), nowIso: now.toISOString() };
 }
 
 export async function createSilence(ctx: AppContext, who: Who, input: SilenceInput): Promise<Silence> {

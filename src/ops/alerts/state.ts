@@ -4,22 +4,16 @@ import { activeSilences, type ActiveSilences } from "./silences";
 import { baseOf, enqueueLinkMessage, type LinkEvent, type LinkMessage, recordLinkSkip } from "../link-inbox/notify";
 import { anyPendingRun, insertState, lockState, type PendingRun, pendingRuns, runsByIds, type StateRow, updateState } from "./store";
 
-// Alert state: ops_alert_runs records every evaluation (one row per alert per run); this file turns those rows
-// into each alert key's state (ops_alert_state) and sends its state CHANGES, as Alertmanager and PagerDuty do:
-// an alert that starts firing is sent at its level (warn or fail), one that escalates is sent again (even inside
-// the cooldown), and one that stops firing is sent as resolved — only if its firing was sent. An alert that stays
-// at its level sends nothing more. Per issue and target, LINK_INBOX_COOLDOWN_SECONDS still holds: a flapping alert
-// is sent once per cooldown (src/ops/link-inbox/notify.ts). A silenced alert changes state like any other; its notice
-// becomes a `silenced` skip event instead of a message.
+// Alert state: turns ops_alert_runs rows into each alert key's state (ops_alert_state) and sends its state CHANGES,
+// as Alertmanager and PagerDuty do: fired at its level, sent again on escalation (even inside the cooldown), and
+// resolved only if its firing was sent; a steady level sends nothing more. LINK_INBOX_COOLDOWN_SECONDS still holds
+// per issue and target (src/ops/link-inbox/notify.ts). A silenced alert changes state; its notice becomes a `silenced` skip.
 //
-// Which rows are new is decided per key, never by a watermark over all of them: ids commit out of order on
-// PostgreSQL (a row can become visible after a higher id was applied), so a cursor "rows after id N" would skip it
-// for ever. A row is new when its id is above the last_row_id of its key's state (or its key has none). A writer
-// applies the rows it just recorded (recordAlertRun); the link-inbox job, every 5 s on every instance, sweeps the
-// last day for rows written any other way (the preflight detector, a row written by hand). Each key is applied in
-// a transaction of its own that first locks the key's state row (store.ts lockState, a claim): two instances
-// applying the same row at once take turns, and the second sees last_row_id and skips it — a transition (and its
-// notice) is applied once. A row of a key older than one already applied is a stale evaluation and is skipped.
+// Which rows are new is decided per key (id above its state's last_row_id), never by a watermark: ids commit out of
+// order on PostgreSQL, so "rows after id N" would skip a late row for ever. A writer applies its own rows
+// (recordAlertRun); the link-inbox job sweeps the last day every 5 s for the rest. Each key is applied in its own
+// transaction that first locks the key's state row (store.ts lockState): two instances take turns and a transition
+// (and its notice) is applied once. A row older than one already applied is stale and skipped.
 
 export type AlertLevel = "ok" | "warn" | "fail";
 const RANK: Record<AlertLevel, number> = { ok: 0, warn: 1, fail: 2 };
@@ -207,24 +201,12 @@ async function applyKey(t: Queryable, ctx: Deps, silences: ActiveSilences, key: 
   return applied;
 }
 
-/** The rows grouped by alert key, each group oldest first (the rows come in id order). */
-function byKey(rows: RunRow[]): Map<string, RunRow[]> {
-  const out = new Map<string, RunRow[]>();
-  for (const r of rows) {
-    const key = alertKeyOf(r.source, r.name);
-    const list = out.get(key);
-    if (list) list.push(r);
-    else out.set(key, [r]);
-  }
-  return out;
-}
-
 async function applyRows(ctx: Deps, rows: RunRow[]): Promise<number> {
   const silences = await activeSilences(ctx, ctx.clock.now().toISOString());
   let applied = 0;
   // One transaction per key: the state, the outbox rows and the skip events of a key's rows commit together, and
   // a transaction locks one state row only (two instances locking keys in different orders cannot deadlock).
-  for (const [key, list] of byKey(rows)) applied += await ctx.store.tx((t) => applyKey(t, ctx, silences, key, list));
+  for (const [key, list] of Map.groupBy(rows, (r) => alertKeyOf(r.source, r.name))) applied += await ctx.store.tx((t) => applyKey(t, ctx, silences, key, list));
   return applied;
 }
 

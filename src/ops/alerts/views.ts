@@ -10,29 +10,9 @@ import { type NoticeRow, noticesOfIssue } from "../link-inbox/store-reads";
 // (recordAlertRun as it records, the link-inbox job every 5 s), so a view lags a row written any other way by one
 // link-inbox tick at most.
 
-export interface AlertView {
-  id: number;
-  key: string;
-  source: string;
-  name: string;
-  level: AlertLevel;
-  since: string;
-  fired_at: string | null;
-  resolved_at: string | null;
-  last_evaluated_at: string;
-  value: string | null;
-  summary: string | null;
-  details: Record<string, unknown> | null;
-  silenced_by: Pick<Silence, "id" | "matcher" | "reason" | "created_by" | "ends_at"> | null;
-  notified_level: AlertLevel | null;
-  notified_at: string | null;
-  /** The alert's operator page (a path under PUBLIC_BASE_URL). */
-  page: string;
-}
-
 type Joined = JoinedState & AlertStateRow;
 
-function viewOf(j: Joined, silence: Silence | null): AlertView {
+function viewOf(j: Joined, silence: Silence | null) {
   return {
     id: j.id,
     key: j.alert_key,
@@ -52,9 +32,12 @@ function viewOf(j: Joined, silence: Silence | null): AlertView {
       : null,
     notified_level: j.notified_level,
     notified_at: j.notified_at,
+    /** The alert's operator page (a path under PUBLIC_BASE_URL). */
     page: alertPagePath(j.id),
   };
 }
+
+export type AlertView = ReturnType<typeof viewOf>;
 
 export interface FiringFilter {
   source?: string;
@@ -81,15 +64,6 @@ export async function recentAlerts(ctx: AppContext, limit: number): Promise<Aler
 /** Every known alert key with its level (for /metrics), by key. */
 export async function alertLevels(ctx: AppContext): Promise<Array<{ key: string; level: AlertLevel }>> {
   return (await stateLevels(ctx.store)) as Array<{ key: string; level: AlertLevel }>;
-}
-
-export interface AlertHistoryRow {
-  id: number;
-  run_id: string;
-  at: string;
-  status: string;
-  value: string | null;
-  summary: string | null;
 }
 
 export type AlertNoticeRow = NoticeRow;

@@ -1,9 +1,7 @@
-// The backup's worker (started by src/ops/backups/in-worker.ts through src/worker-entry.ts; an extra entrypoint of
-// the compiled binary, see package.json's build script). bun:sqlite runs every statement synchronously on the thread
-// that calls it: on the service's thread a 2 GB backup held every request, /healthz included, for 112 s. Here the
-// snapshot, the integrity check of the copy and its sha256 run on this thread's own connections instead, and they
-// only read the live database (VACUUM INTO is a read transaction in WAL mode: the service's writers carry on).
-// The only file written is the temp copy it is given; the main thread names the backup once this reports "done".
+// The backup's worker (started by in-worker.ts through src/worker-entry.ts, an extra entrypoint of the compiled binary).
+// bun:sqlite runs statements synchronously: on the service's thread a 2 GB backup held every request, /healthz
+// included, for 112 s. Here the snapshot, the integrity check and the sha256 run on this thread's own connections and
+// only read the live database (VACUUM INTO is a read transaction in WAL mode). It writes only the temp copy it is given.
 import { statSync } from "node:fs";
 import { integrityOf, sqliteCheckpointPassive, sqliteSnapshotBytesEstimate, sqliteSnapshotInto } from "../../db/sqlite-file";
 import type { BackupFault, BackupJob, BackupPhase, WorkerMessage } from "./worker-protocol";

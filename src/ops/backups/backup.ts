@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Actor } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
@@ -6,10 +6,11 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { refuseBackupsOnPostgres } from "./engine";
-import { BackupDeadlineError, BackupWorkerError, copyInWorker, type CopyOutcome } from "./in-worker";
+import { BackupDeadlineError, BackupWorkerError, copyInWorker, type CopyOutcome, sizeOrZero } from "./in-worker";
 import { backupNameAt, backupsDir, listBackupFiles, manifestPathOf, writeManifest, type BackupFile } from "./list";
 import { type BackupRun, claimBackupRun } from "./runs";
 import type { BackupFault } from "./worker-protocol";
+import type { BackupRun as BackupMadeSchema } from "./model";
 
 export type PrunedBackup = Pick<BackupFile, "name" | "size_bytes" | "created_at">;
 
@@ -25,14 +26,7 @@ export interface BackupRunInput {
   testDeadlineMs?: number;
 }
 
-export interface BackupMade {
-  name: string;
-  path: string;
-  size_bytes: number;
-  sha256: string;
-  created_at: string;
-  integrity: "ok";
-}
+export type BackupMade = typeof BackupMadeSchema.static;
 
 export interface BackupResult {
   backup: BackupMade;
@@ -50,14 +44,10 @@ export interface StartedBackup {
 export const partialNameOf = (name: string) => `.${name}.partial`;
 
 /**
- * On SQLite only (on PostgreSQL: 409 backup_not_on_postgres, src/ops/backups/engine.ts). A consistent snapshot with
- * `VACUUM INTO` (a read transaction: readers and writers carry on), checked with integrity_check and hashed (streamed)
- * — all three in a worker with its own bun:sqlite connection, so the service keeps answering — then named
- * `<db dir>/backups/herald-<time>.db` and described by a `<name>.json` manifest. Then the oldest backups beyond
- * BACKUP_KEEP are deleted, each one audited. One backup at a time per instance (409 backup_in_progress).
- * Litestream's replica is the continuous backup; this is the on-demand one an operator can copy off the box.
- *
- * The checks and the claim are synchronous, so they are answered before this returns; the work is `done`.
+ * SQLite only (409 backup_not_on_postgres). A `VACUUM INTO` snapshot, integrity-checked and hashed in a worker (the
+ * service keeps answering), named `<db dir>/backups/herald-<time>.db` with a `<name>.json` manifest; then backups
+ * beyond BACKUP_KEEP are deleted, each audited. One at a time per instance (409 backup_in_progress). The checks and
+ * the claim are synchronous, so they are answered before this returns; the work is `done`.
  */
 export function startBackup(ctx: AppContext, input: BackupRunInput): StartedBackup {
   refuseBackupsOnPostgres(ctx.store.dialect);
@@ -82,41 +72,29 @@ export async function runBackup(ctx: AppContext, input: BackupRunInput): Promise
 }
 
 /**
- * How long a backup may run before it is stopped: 60 s, plus BACKUP_DEADLINE_MINUTES_PER_GB (2 by default) for each
- * GB of the database file and its WAL. Measured here, the whole backup (copy, check, hash) took ~3.5 s for 200 MB
- * (~18 s a GB) in its worker, and 112 s for 2.1 GB when it ran on the service's thread: 2 minutes a GB leaves a
- * slower disk several times that. A worker stuck for good would otherwise hold the one backup slot for good (every
- * later run 409 backup_in_progress).
+ * How long a backup may run: 60 s plus BACKUP_DEADLINE_MINUTES_PER_GB (2) per GB of the file and its WAL. Measured:
+ * ~18 s a GB in its worker (112 s for 2.1 GB on the service's thread), so 2 minutes a GB leaves a slow disk room. A
+ * worker stuck for good would otherwise hold the one backup slot for good.
  */
 export function backupDeadlineMs(databaseBytes: number, minutesPerGb: number): number {
   return 60_000 + Math.ceil((databaseBytes / 2 ** 30) * minutesPerGb * 60_000);
 }
 
-const fileBytes = (path: string) => {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-};
-
 async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun, file: string, name: string): Promise<BackupResult> {
   const partial = join(backupsDir(ctx), partialNameOf(name));
-  // The temp copy and the journal VACUUM INTO writes beside it. A stop mid-backup (SIGTERM: serve exits once it has
-  // drained, and the worker dies with the process) would leave a copy as large as the database: removed on exit.
+  // A stop mid-backup (SIGTERM) would leave a copy as large as the database: the temps are removed on exit too.
   const removeTemps = () => {
     for (const temp of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`]) rmSync(temp, { force: true });
   };
   process.once("exit", removeTemps);
-  // Its job_runs row (name "backup"): the run is seen beside the jobs' runs, running and then ended. A row that cannot
-  // be written costs the backup nothing (the store may be what is failing; the log says so).
+  // Its job_runs row ("backup"), beside the jobs' runs; one that cannot be written costs the backup nothing.
   const row = await ctx.jobs.beginRun("backup").catch((err) => {
     ctx.log.warn("backup: its job_runs row could not be written", { id: run.id, error: (err as Error).message });
     return null;
   });
   const finishRow = (error: string | null) => row?.finish(error).catch(() => {});
   const dbPath = ctx.config.dbPath;
-  const deadlineMs = input.testDeadlineMs ?? backupDeadlineMs(fileBytes(dbPath) + fileBytes(`${dbPath}-wal`), ctx.config.backupDeadlineMinutesPerGb);
+  const deadlineMs = input.testDeadlineMs ?? backupDeadlineMs(sizeOrZero(dbPath) + sizeOrZero(`${dbPath}-wal`), ctx.config.backupDeadlineMinutesPerGb);
   let stopped: BackupDeadlineError | null = null;
   try {
     const copy = await copyInWorker({ dbPath, partialPath: partial, fault: input.testFault }, run.report, deadlineMs);
@@ -173,19 +151,16 @@ function asRefusal(err: unknown): AppError {
 }
 
 /**
- * Names the checked copy as the backup, writes its manifest and audits it. Only a copy that passed its check gets
- * the backup's name (a rename, atomic in one folder); if the manifest or the audit row cannot be written, the file
- * is removed again, so that a backup name always means a checked copy with its manifest and its audit row.
+ * Names the checked copy as the backup (a rename, atomic in one folder), writes its manifest and audits it; if either
+ * fails the file is removed again: a backup name always means a checked copy with its manifest and audit row.
  */
 async function publish(ctx: AppContext, input: BackupRunInput, run: BackupRun, copy: CopyOutcome, partial: string, file: string, name: string) {
   if (copy.integrity !== "ok") {
-    // A copy that fails its check is no backup: it is removed so that nobody lists, downloads or restores it.
     throw new AppError("server_error", "The backup failed its integrity check and was removed; see the server log", { internal: copy.integrity });
   }
   const backup: BackupMade = { name, path: file, size_bytes: copy.sizeBytes, sha256: copy.sha256, created_at: run.startedAt, integrity: "ok" };
   try {
     renameSync(partial, file);
-    // The manifest is written only now, after the check passed: its integrity "ok" is a statement about this file.
     writeManifest(file, { sha256: backup.sha256, size_bytes: backup.size_bytes, created_at: backup.created_at, integrity: "ok" });
     await recordAudit(ctx.store, {
       at: backup.created_at,

@@ -11,14 +11,10 @@ import { BACKUP_NAME_PATTERN, backupsDir, listBackups } from "./list";
 import { backupStatus, type FinishedBackup, type RunningBackup } from "./runs";
 import { journalModeOf } from "./store";
 
-// GET /admin/console/backups: the on-demand backups (name, size, when, integrity, sha256), each downloadable
-// with the session (GET /admin/backups/{name} takes `operator: "api"`), the keep policy and the newest backup's
-// age, what Herald knows of Litestream, and a "Take a backup now" form that runs the same verb as
-// POST /admin/backup/run (a consistent VACUUM INTO copy, checked and hashed in a worker; audited with the operator's
-// actor). While one runs, the page shows its phase and percent (GET /admin/backup/status says the same), and the
-// last run this instance ended, failures included (which leave no file to list).
-// Litestream runs as Herald's parent process and reads LITESTREAM_REPLICA_URL itself; Herald's config never sees
-// that variable, so the page says where it is set instead of guessing (the readiness overview knows no more).
+// GET /admin/console/backups: the on-demand backups (each downloadable with the session), the keep policy, the running
+// backup's phase and this instance's last run (failures leave no file to list), Litestream, and a form running the
+// same verb as POST /admin/backup/run. Litestream reads LITESTREAM_REPLICA_URL itself, as Herald's parent process;
+// Herald never sees it, so the page says where it is set instead of guessing.
 
 const PATH = "/admin/console/backups";
 const PAGE_SIZE = 25;
@@ -48,7 +44,6 @@ interface Shown {
   last: (FinishedBackup & { finished: string; seconds: string }) | null;
 }
 
-/** The phases as a person reads them. */
 const PHASE_LABELS = {
   snapshot: "copying (VACUUM INTO)",
   integrity_check: "checking the copy (integrity_check)",

@@ -2,10 +2,8 @@ import { statSync } from "node:fs";
 import { startWorker } from "../../worker-entry";
 import type { BackupJob, BackupPhase, CheckpointResult, WorkerMessage } from "./worker-protocol";
 
-// The main thread's side of the backup's worker (src/ops/backups/backup-worker.ts): start it, turn its messages and
-// the growing copy's size into progress, and settle once — on its answer, its failure or its death — terminating it
-// in every case, so no worker outlives its backup. Nothing here blocks: the thread only waits for messages and
-// stats one file four times a second.
+// The main thread's side of the backup's worker (backup-worker.ts): its messages and the growing copy's size become
+// progress, and it settles once — answer, failure or death — terminating the worker, so none outlives its backup.
 
 /** How often the snapshot's progress is read from the copy's size: stat is cheap, and 4 Hz is plenty for a person. */
 const POLL_MS = 250;
@@ -44,7 +42,8 @@ export class BackupDeadlineError extends BackupWorkerError {
   }
 }
 
-const sizeOrZero = (path: string) => {
+/** A file's size, 0 when it is not there (yet). */
+export const sizeOrZero = (path: string) => {
   try {
     return statSync(path).size;
   } catch {

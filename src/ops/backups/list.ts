@@ -4,11 +4,8 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { refuseBackupsOnPostgres } from "./engine";
 
-/**
- * The on-demand backups in `<db dir>/backups`: their names, the sidecar manifests that record what was checked
- * when each was made, and streamed hashing. Only files named like the ones runBackup writes are backups; anything
- * else in the folder (an operator's notes, a temp file, a symlink) is neither listed, served nor pruned.
- */
+// The on-demand backups in `<db dir>/backups` and their sidecar manifests. Only files named like the ones runBackup
+// writes are backups; anything else in the folder (notes, a temp file, a symlink) is neither listed, served nor pruned.
 
 /** What runBackup writes: `herald-2026-01-01T00-00-00-000Z.db`. No dot, slash or percent sign can pass it. */
 export const BACKUP_NAME_PATTERN = "^herald-[0-9TZ-]+\\.db$";
@@ -51,10 +48,7 @@ export async function sha256OfFile(path: string): Promise<string> {
   return hasher.digest("hex");
 }
 
-/**
- * Written to a temp name and renamed over the final one, so a reader sees the old manifest or the new, never
- * half of one (a crash mid-write leaves only a stray temp file, which is no backup name and is ignored).
- */
+/** Written to a temp name and renamed: a reader sees the old manifest or the new, never half of one. */
 export function writeManifest(backupPath: string, m: BackupManifest): void {
   const target = manifestPathOf(backupPath);
   const temp = `${target}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;

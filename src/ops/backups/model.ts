@@ -32,7 +32,7 @@ const BackupPhase = t.Union([t.Literal("snapshot"), t.Literal("integrity_check")
   description: "snapshot (VACUUM INTO a temp file), integrity_check (PRAGMA integrity_check of the copy), checksum (its sha256)",
 });
 
-const RunningBackup = named(
+export const RunningBackup = named(
   "RunningBackup",
   t.Object(
     {
@@ -50,7 +50,7 @@ const RunningBackup = named(
   ),
 );
 
-const FinishedBackup = named(
+export const FinishedBackup = named(
   "FinishedBackup",
   t.Object(
     {
@@ -64,6 +64,11 @@ const FinishedBackup = named(
     },
     { description: "The last backup that ended on this instance since it started (memory only: after a restart, GET /admin/backups lists the files)" },
   ),
+);
+
+export const BackupRun = named(
+  "BackupRun",
+  t.Object({ name: t.String(), path: t.String(), size_bytes: t.Integer(), sha256, created_at: t.String({ format: "date-time" }), integrity: t.Literal("ok") }),
 );
 
 export const OpsModel = {
@@ -89,17 +94,7 @@ export const OpsModel = {
     last: nullable(FinishedBackup),
   }),
   run: Envelope({
-    backup: named(
-      "BackupRun",
-      t.Object({
-        name: t.String(),
-        path: t.String(),
-        size_bytes: t.Integer(),
-        sha256,
-        created_at: t.String({ format: "date-time" }),
-        integrity: t.Literal("ok"),
-      }),
-    ),
+    backup: BackupRun,
     pruned: t.Array(PrunedBackup, { description: "Older backups deleted because more than BACKUP_KEEP existed" }),
   }),
   listQuery: t.Object({

@@ -1,34 +1,17 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import type { BackupPhase } from "./worker-protocol";
+import type { FinishedBackup as FinishedSchema, RunningBackup as RunningSchema } from "./model";
 
-// The backup that runs on this instance and the last one that ended, kept in memory: a backup is a file on this
-// instance's disk (SQLite only, one instance), so its progress has no other reader than this process's API and
-// console. What outlives a restart is on disk and in the audit trail: the backup files with their manifests
-// (GET /admin/backups) and the `backup.run` audit row of each success. A failure is in the server log.
+// The backup running on this instance and the last one ended, in memory: a backup is a file on this instance's disk,
+// so nobody else reads its progress. What outlives a restart is the files, their manifests and the audit rows.
 
 /** Where a running backup's progress is read (GET /admin/backup/status); the 202 and the 409 point here. */
 export const BACKUP_STATUS_PATH = "/admin/backup/status";
 
-export interface RunningBackup {
-  id: string;
-  phase: BackupPhase;
-  /** Of the current phase: 0–100 (the snapshot's estimated from the copy's size; the integrity check's 0 until it ends). */
-  percent: number;
-  started_at: string;
-}
-
-export interface FinishedBackup {
-  id: string;
-  outcome: "ok" | "failed";
-  started_at: string;
-  finished_at: string;
-  duration_ms: number;
-  /** The backup's file name when it was made; null when it failed. */
-  name: string | null;
-  /** The public message of the failure; null when it was made. */
-  error: string | null;
-}
+/** The running backup and the last one ended, as GET /admin/backup/status describes them. */
+export type RunningBackup = typeof RunningSchema.static;
+export type FinishedBackup = typeof FinishedSchema.static;
 
 interface BackupRuns {
   running: RunningBackup | null;

@@ -1,9 +1,6 @@
-// The messages between a backup and its worker (src/ops/backups/backup-worker.ts). The worker does the reads that
-// take long on a large database — the snapshot, the integrity check of the copy, its sha256 — on a bun:sqlite
-// connection of its own, so that the service's one JavaScript thread keeps answering meanwhile. It only ever
-// writes the temp file it was given: naming the backup, its manifest and its audit row stay on the main thread.
+// The messages between a backup and its worker (backup-worker.ts). Naming the backup, its manifest and its audit row
+// stay on the main thread; the worker only writes the temp file it was given.
 
-/** The worker's phases, in order. */
 export const BACKUP_PHASES = ["snapshot", "integrity_check", "checksum"] as const;
 export type BackupPhase = (typeof BACKUP_PHASES)[number];
 

@@ -30,53 +30,15 @@ export type ExportRow = Record<ExportColumn, string | number | null>;
 const blank = (): ExportRow => Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, null])) as ExportRow;
 
 export function digestRows(d: Digest): ExportRow[] {
-  const rows: ExportRow[] = [];
-  for (const h of d.hours) {
-    rows.push({
-      ...blank(),
-      section: "hour",
-      hour: h.hour,
-      requests: h.requests,
-      forbidden: h.forbidden,
-      suppressed: h.suppressed,
-      observed: h.observed,
-      baseline: h.baseline,
-      ratio: h.ratio,
-    });
-  }
+  // A spread over blank() keeps the columns' order: a key that exists keeps its place when assigned again.
+  const rows: ExportRow[] = d.hours.map(({ spike: _, ...h }) => ({ ...blank(), section: "hour", ...h }));
   for (const dimension of ["route", "partner_key", "client_prefix"] as const) {
-    for (const g of d.groups[dimension].items) {
-      rows.push({
-        ...blank(),
-        section: "group",
-        dimension,
-        value: g.value,
-        first_hour: g.first_hour,
-        last_hour: g.last_hour,
-        hours: g.hours,
-        forbidden: g.count,
-        suppressed: g.suppressed,
-        observed: g.count - g.suppressed,
-      });
+    for (const { count, ...g } of d.groups[dimension].items) {
+      rows.push({ ...blank(), section: "group", dimension, ...g, forbidden: count, observed: count - g.suppressed });
     }
   }
-  const finding = (section: string, f: Digest["findings"][number], ruleId: number | null): ExportRow => ({
-    ...blank(),
-    section,
-    dimension: f.dimension,
-    value: f.value,
-    kind: f.kind,
-    first_hour: f.first_hour,
-    last_hour: f.last_hour,
-    hours: f.hours,
-    observed: f.observed,
-    baseline: f.baseline,
-    ratio: f.ratio,
-    rule_id: ruleId,
-    why: f.why,
-  });
-  for (const f of d.findings) rows.push(finding("finding", f, null));
-  for (const f of d.suppressed) rows.push(finding("suppressed", f, f.rule_id));
+  for (const f of d.findings) rows.push({ ...blank(), section: "finding", ...f });
+  for (const f of d.suppressed) rows.push({ ...blank(), section: "suppressed", ...f });
   return rows;
 }
 

@@ -48,6 +48,14 @@ export function normalizePrefix(raw: string): string | null {
   return canonical.endsWith(raw.slice(slash)) ? canonical : null;
 }
 
+/** What is wrong with an end time (a rule's expiry, a silence's end): not ISO 8601, not ahead, or past `maxDays`; null when fine. */
+export function endProblem(raw: string, now: Date, maxDays: number): string | null {
+  const ms = Date.parse(raw);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(ms)) return "must be an ISO 8601 time such as 2026-01-15T00:00:00Z";
+  if (ms <= now.getTime()) return "must be in the future";
+  return ms > now.getTime() + maxDays * 86_400_000 ? `must be at most ${maxDays} days ahead` : null;
+}
+
 function validate(ctx: AppContext, input: SuppressionInput) {
   const problems: Array<{ field: string; problem: string }> = [];
   const pathPattern = input.path_pattern?.trim() || null;
@@ -60,14 +68,10 @@ function validate(ctx: AppContext, input: SuppressionInput) {
   if (!pathPattern && !keyId && !input.client_prefix?.trim())
     problems.push({ field: "body", problem: "needs at least one of path_pattern, partner_key_id, client_prefix" });
   const now = ctx.clock.now();
-  const expiresMs = Date.parse(input.expires_at);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(input.expires_at) || Number.isNaN(expiresMs))
-    problems.push({ field: "body.expires_at", problem: "must be an ISO 8601 time such as 2026-01-15T00:00:00Z" });
-  else if (expiresMs <= now.getTime()) problems.push({ field: "body.expires_at", problem: "must be in the future" });
-  else if (expiresMs > now.getTime() + MAX_RULE_DAYS * 86_400_000)
-    problems.push({ field: "body.expires_at", problem: `must be at most ${MAX_RULE_DAYS} days ahead` });
+  const expires = endProblem(input.expires_at, now, MAX_RULE_DAYS);
+  if (expires) problems.push({ field: "body.expires_at", problem: expires });
   if (problems.length) throw new ValidationError(`Invalid suppression rule: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
-  return { pathPattern, keyId, prefix, expiresAt: new Date(expiresMs).toISOString(), nowIso: now.toISOString() };
+  return { pathPattern, keyId, prefix, expiresAt: new Date(input.expires_at).toISOString(), nowIso: now.toISOString() };
 }
 
 export async function createSuppression(ctx: AppContext, admin: AdminRequest, input: SuppressionInput): Promise<SuppressionRule> {

@@ -1,10 +1,10 @@
-import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import { t } from "elysia";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { intQuery } from "../../http/params";
 import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "./draft";
 import { draftMarkdown } from "./draft-render";
+import { formInstantMs } from "./window";
 
 // The incidents page's draft form (GET): the parameters of GET /admin/ops/incidents/draft.md that a person
 // chooses — the window (last N hours, or since/until), which incident of it, severity, timeline, template, what it
@@ -43,37 +43,7 @@ export const draftQueryFields = {
 
 export type RawDraftQuery = Partial<Record<keyof typeof draftQueryFields, string>>;
 
-export interface DraftFormView {
-  hours: string;
-  since: string;
-  until: string;
-  index: string;
-  severity: string;
-  context: string;
-  template: string;
-  source: string;
-  maxHours: number;
-  maxIndex: number;
-  choices: { severity: string[]; context: string[]; template: string[]; source: string[] };
-}
-
-export interface DraftResult {
-  form: DraftFormView;
-  /** The draft.md query string of these parameters (defaults left out, hours and index always). */
-  query: string;
-  markdown: string | null;
-  error: string | null;
-  status: number;
-}
-
-/** A datetime-local value (UTC) or an ISO 8601 instant with a zone, as an ISO time; null when it is neither. */
-function instant(raw: string): string | null {
-  const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw);
-  const ms = local ? parseCalendarStrict(`${raw}Z`) : zonedInstantMs(raw);
-  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
-}
-
-export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery): Promise<DraftResult> {
+export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery) {
   const problems: string[] = [];
   const int = (name: "hours" | "index", min: number, max: number, fallback: number, label: string) => {
     const v = raw[name]?.trim() ?? "";
@@ -86,9 +56,10 @@ export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery): Promis
   const time = (name: "since" | "until", label: string) => {
     const v = raw[name]?.trim() ?? "";
     if (v === "") return null;
-    const iso = instant(v);
-    if (iso === null) problems.push(`${label} must be a date and time in UTC, such as 2026-04-01T10:00`);
-    return iso;
+    const ms = formInstantMs(v);
+    if (!Number.isNaN(ms)) return new Date(ms).toISOString();
+    problems.push(`${label} must be a date and time in UTC, such as 2026-04-01T10:00`);
+    return null;
   };
   const choice = <K extends Choice>(name: K, label: string): (typeof CHOICES)[K][number] => {
     const v = raw[name] ?? "";
@@ -108,7 +79,7 @@ export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery): Promis
     template: choice("template", "Template"),
     source: choice("source", "Reads"),
   };
-  const form: DraftFormView = {
+  const form = {
     hours: String(q.hours),
     since: q.since?.slice(0, 16) ?? "",
     until: q.until?.slice(0, 16) ?? "",
@@ -121,6 +92,7 @@ export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery): Promis
     maxIndex: MAX_INDEX,
     choices: { severity: [...CHOICES.severity], context: [...CHOICES.context], template: [...CHOICES.template], source: [...CHOICES.source] },
   };
+  // The draft.md query of these parameters: defaults left out, hours and index always.
   const params = new URLSearchParams({ hours: String(q.hours), index: String(q.index) });
   if (q.since !== null) params.set("since", q.since);
   if (q.until !== null) params.set("until", q.until);
@@ -140,3 +112,5 @@ export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery): Promis
     throw err;
   }
 }
+
+export type DraftFormView = Awaited<ReturnType<typeof incidentDraft>>["form"];

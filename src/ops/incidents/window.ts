@@ -1,4 +1,4 @@
-import { zonedInstantMs } from "../../clock";
+import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import { queryProblem } from "../../http/errors/errors";
 import type { TimeRange } from "./sources";
 
@@ -11,6 +11,9 @@ export function instantOrThrow(name: string, raw: string): number {
   if (Number.isNaN(ms)) throw queryProblem(name, "must be an ISO 8601 instant with a zone, such as 2026-02-01T10:00:00Z");
   return ms;
 }
+
+/** A form's time: a datetime-local value (read as UTC) or an ISO 8601 instant with a zone, as epoch ms; NaN when neither. */
+export const formInstantMs = (raw: string) => (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? parseCalendarStrict(`${raw}Z`) : zonedInstantMs(raw));
 
 export interface WindowQuery {
   hours?: number;
