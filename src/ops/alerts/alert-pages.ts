@@ -10,10 +10,8 @@ import { alertIssueId, notConfigured } from "./state";
 import { type AlertNoticeRow, alertDetailOrThrow, noticesOf } from "./views";
 import { outcomeCell } from "../link-inbox/link-page";
 
-// The pages every notice links to: one alert (/admin/ops/alerts-monitor/alerts/<id>) and one incident
-// (/admin/ops/incidents/<id>). A person follows the link from a chat on a phone, so they open with the operator
-// session cookie as well as the bearer token (without either: a browser is sent 303 to the sign-in form, which comes back here; a script gets 403),
-// render on the server (Eta, every value escaped), send no JavaScript and read from 390 px up.
+// The pages every notice links to: one alert and one incident. A person follows the link from a chat on a phone, so
+// they open with the operator session as well as the token, escape every value, send no JavaScript, read from 390 px up.
 
 /** The page's first lines: its state as a badge and a sentence; attention while it fires or is open. */
 const stateHtml = compileHtml<{ kind: string; attention: boolean; badge: string; state: string; headline: string }>(
@@ -190,7 +188,7 @@ function incidentPageBody(i: IncidentDetail, noticeRows: AlertNoticeRow[]): Safe
 
 const back = compileHtml<{ href: string; text: string }>("ops-back", `<p class="muted"><a id="back" href="<%= it.href %>"><%= it.text %></a></p>`);
 
-/** The alert and incident pages, composed into the ops pages (src/ops/routes.ts). */
+/** The alert and incident pages. */
 export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
   // An id that is not a number, or names nothing: for a browser, the page with the message and the way back.
   return new Elysia({ name: "herald:ops-alert-pages" })

@@ -16,12 +16,9 @@ import { levelBadge } from "./alert-pages";
 import { type AlertView, firingAlerts, recentAlerts } from "./views";
 import { formInstantMs } from "../incidents/window";
 
-// GET /admin/console/alerts: what fires now (each alert links to its own page), the recent changes and the
-// evaluations (paged like export.json), and the silences — who, why, until when — with a form to add one and a
-// button to end one. The forms call the same verbs as POST /admin/ops/alerts-monitor/silences and
-// …/silences/{id}/expire (createSilence, expireSilence: audited in the same transaction, actor = the operator).
-// The page's query is read leniently (strings, as a GET form sends them, empty = default): a value out of bounds is
-// replaced by its default and named on the page (400). Reads go through the alerts area's own verbs: no SQL here.
+// GET /admin/console/alerts: what fires now, the recent changes, the evaluations (paged like export.json) and the
+// silences, with forms calling the same audited verbs as the silences API. The query is read leniently, as a GET form
+// sends it: a value out of bounds is replaced by its default and named on the page (400).
 
 const PATH = "/admin/console/alerts";
 const BASE = "/admin/ops/alerts-monitor";
@@ -86,7 +83,7 @@ function parseAlertsQuery(raw: Partial<Record<keyof AlertsQuery, string | number
   return { q, error: problems.length ? `Shown with defaults instead: ${problems.join("; ")}.` : null };
 }
 
-/** The page's own address with `patch` applied (defaults left out), at `anchor`. */
+/** The page's own address with `patch` applied (defaults left out). */
 function hrefOf(q: AlertsQuery, patch: Partial<AlertsQuery>, anchor: string): string {
   const next = { ...q, ...patch };
   const params = new URLSearchParams();
@@ -338,7 +335,6 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
         },
         summary: "Silence alerts from the alerts page (audited, as POST /admin/ops/alerts-monitor/silences)",
         refusals: { 400: "a bad matcher, no reason, hours out of range, until not in the next 30 days" },
-        // The person's own values come back in the form.
         keep: (b) => ({ matcher: b.matcher, reason: b.reason, hours: b.hours ?? "", until: b.until ?? "" }),
         run: async ({ operator, body: b }) => {
           const matcher = b.matcher.trim();

@@ -2,11 +2,9 @@ import type { AppContext } from "../../context";
 import type { AlertInput } from "./service";
 import { buildDigest, DIGEST_DEFAULTS, type PublicFinding } from "../digest/service";
 
-// The 403 digest as alerts (source `digest`), evaluated by the alerts-monitor job on every run: the digest's
-// findings under its default thresholds, after the active suppression rules (docs/ops-digest.md), over the last
-// DIGEST_ALERT_HOURS hours. Findings are grouped into three alerts, the way Alertmanager groups by alert name, so
-// one attack (which the digest reports on every dimension at once: all routes, the route, the key, the client)
-// is one notice, not six; the findings themselves are in the row's details, the strongest first.
+// The 403 digest as alerts (source `digest`): its findings under default thresholds and the active suppression rules,
+// grouped into three alerts as Alertmanager groups by name, so one attack (reported on every dimension at once) is
+// one notice, not six; the findings are in the row's details, the strongest first.
 
 /** The window the monitor evaluates: the hour in progress and the one before, so a run of 2 spike hours is sustained. */
 export const DIGEST_ALERT_HOURS = 2;
@@ -19,27 +17,15 @@ export const DIGEST_ALERTS = [
   { name: "403_new_client", kinds: ["new_client"], what: "client newly answered 403" },
 ] as const;
 
-/**
- * An ok row's summary in words — what is no longer found, and what the rules held back — so that a resolved notice
- * says what resolved rather than a bare 0 (src/ops/alerts/state.ts).
- */
+/** An ok row's summary in words, so that a resolved notice says what resolved rather than a bare 0. */
 function quietSummary(what: string, judged: boolean, suppressed: number): string {
   if (!judged) return `${what}: not judged yet (the request-log rollups do not reach back over the lookback)`;
   const held = suppressed === 0 ? "" : `; ${suppressed} ${suppressed === 1 ? "finding" : "findings"} held back by suppression rules`;
   return `no ${what} in the last ${DIGEST_ALERT_HOURS} hours${held}`;
 }
 
-const brief = (f: PublicFinding) => ({
-  kind: f.kind,
-  dimension: f.dimension,
-  value: f.value,
-  first_hour: f.first_hour,
-  last_hour: f.last_hour,
-  observed: f.observed,
-  baseline: f.baseline,
-  ratio: f.ratio,
-  why: f.why,
-});
+/** A finding as a row's details keep it: everything but its hour count. */
+const brief = ({ hours: _, ...f }: PublicFinding) => f;
 
 /**
  * One row per digest alert: `warn` while the digest has a finding of its kinds (value: the strongest finding's

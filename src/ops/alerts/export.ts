@@ -4,9 +4,8 @@ import type { AppContext } from "../../context";
 import { csvTable } from "../../http/formats/csv";
 import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, runsOfPage, summarizeRuns } from "./service";
 
-// The alerts-monitor exports: export.json (alert rows of a window, paged), runs/export (one CSV line per run)
-// and export.zip (the whole window as alerts.json, alerts.csv and runs.csv, with manifest.json naming each
-// file's bytes and sha256). ZIP by fflate (stored with DEFLATE, CRC-32 per entry; `unzip -t` checks them).
+// The alerts-monitor exports: export.json (paged rows), runs/export (one CSV line per run) and export.zip (the whole
+// window, with manifest.json naming each file's bytes and sha256; fflate writes a CRC-32 per entry).
 
 /** The most alert rows runs/export and export.zip carry: about a year of 15-minute runs of ~20 alerts is more. */
 export const EXPORT_MAX_ROWS = 50_000;
@@ -23,7 +22,7 @@ export const alertsCsv = (rows: AlertRunRow[]) =>
 
 export const runsCsv = (runs: RunSummary[]) => csvTable(runs, RUNS_CSV_COLUMNS);
 
-/** export.json: one page of alert rows (newest first) and the runs those rows belong to. */
+/** export.json: one page of alert rows and the runs they belong to. */
 export async function alertsExport(ctx: AppContext, f: AlertRunFilter) {
   const page = await listAlertRuns(ctx, f);
   return {

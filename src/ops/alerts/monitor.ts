@@ -5,13 +5,9 @@ import { deadLetterTotal } from "../../webhooks/service";
 import { type AlertInput, type AlertStatus, lastAlertDetails, lastAlertValue, newAlertRunId, recordAlertRun } from "./service";
 import { digestAlerts } from "./digest-alerts";
 
-// The alerts-monitor job: evaluates what Herald already evaluates, through each domain's service, and records
-// one row per alert per run (src/ops/alerts/service.ts). It judges little that is new: a status check is as /api/public/
-// system-status says, a transparency alert as alerts.json says (for every audit run since the previous
-// evaluation), the 403 digest's findings as the digest says; only dead-letter growth is computed here, as the
-// difference from the previous run's count. Preflight anomalies are recorded by the preflight detector. Each
-// source's rows are applied as they are recorded (recordAlertRun → src/ops/alerts/state.ts), so a notice is queued
-// in the same job run that saw the change.
+// The alerts-monitor job: records, one row per alert per run, what each domain's service already judges (the status
+// checks, the transparency alerts of every audit run since the last evaluation, the 403 digest's findings); only
+// dead-letter growth is computed here. Rows are applied as recorded, so a notice is queued in the run that saw the change.
 
 export const ALERTS_MONITOR_JOB = "alerts-monitor";
 /** Every 15 minutes: often enough to see a dead-letter burst within a shift, rare enough to keep the table small. */
@@ -60,7 +56,6 @@ async function webhookAlerts(ctx: AppContext): Promise<AlertInput[]> {
   const prevRaw = await lastAlertValue(ctx, "webhooks", DEAD_LETTER_ALERT);
   const previous = prevRaw === null || !/^\d+$/.test(prevRaw) ? null : Number(prevRaw);
   const growth = now - (previous ?? 0);
-  // The notice's words (docs/ops-alerts.md): what the value counts and how it moved since the last run.
   const summary =
     `${now} webhook dead letter${now === 1 ? "" : "s"} kept` +
     (growth > 0

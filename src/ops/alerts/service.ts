@@ -4,10 +4,8 @@ import type { OpsAlertRunSummary } from "./model";
 import { applyAlertTransitions, parseDetails } from "./state";
 import { countRuns, insertRuns, newestRun, rowsOfRuns, type RunRow, runsPage } from "./store";
 
-// The alert-run record (ops_alert_runs): every evaluation Herald makes, one row per alert per run. The
-// alerts-monitor job writes status, transparency, webhook and 403-digest rows (src/ops/alerts/monitor.ts); the
-// preflight detector writes its own rows with source `preflight`. Everything reads them from here; the state
-// each alert is in, and the notices of its changes, come from src/ops/alerts/state.ts.
+// The alert-run record (ops_alert_runs): every evaluation, one row per alert per run, written by the alerts-monitor
+// job (monitor.ts) and the preflight detector (source `preflight`). State and notices come from state.ts.
 
 export const ALERT_SOURCES = ["status", "transparency", "webhooks", "digest", "preflight"] as const;
 export type AlertSource = (typeof ALERT_SOURCES)[number];
@@ -26,11 +24,7 @@ export type AlertRunRow = ReturnType<typeof toRow>;
 
 export const newAlertRunId = (ctx: AppContext) => `ar_${Buffer.from(ctx.rng.bytes(8)).toString("hex")}`;
 
-/**
- * Records one run of one source: every alert of it under one run_id and one `at` (the clock's now unless given),
- * in one transaction, then applies the alert state changes its rows make (src/ops/alerts/state.ts: notices queued
- * for an alert that fired, escalated or resolved). Callable by any part of ops.
- */
+/** Records one run of one source (one run_id and `at`, in one transaction), then applies the state changes its rows make. */
 export async function recordAlertRun(ctx: AppContext, input: { source: string; alerts: AlertInput[]; runId?: string; at?: string }) {
   const runId = input.runId ?? newAlertRunId(ctx);
   const at = input.at ?? ctx.clock.now().toISOString();
@@ -58,13 +52,12 @@ export interface AlertRunFilter {
 
 const toRow = (r: RunRow) => ({ ...r, status: r.status as AlertStatus, details: parseDetails(r.details) });
 
-/** The window [now − days, now] as ISO bounds. */
 export function windowOf(ctx: AppContext, days: number) {
   const now = ctx.clock.now();
   return { from: new Date(now.getTime() - days * 86_400_000).toISOString(), to: now.toISOString() };
 }
 
-/** Alert rows in the window, newest first (then by id, so ties keep insertion order reversed), filtered and paged. */
+/** Alert rows in the window, newest first, filtered and paged. */
 export async function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
   const w = windowOf(ctx, f.days);
   const filter = { from: w.from, to: w.to, source: f.source, status: f.status };
@@ -94,31 +87,22 @@ const sourceRank = (s: string) => {
 const runLabel = (sources: Set<string>) => [...sources].sort((a, b) => sourceRank(a) - sourceRank(b) || (a < b ? -1 : a > b ? 1 : 0)).join("+");
 
 /**
- * One line per run: its alert counts by status, its worst status (fail > warn > ok) and its label. One monitor
- * run evaluates several sources under one run_id, so the label names them all ("status+transparency+webhooks"),
- * never just the source of whichever row came first.
+ * One line per run: its alert counts by status, its worst status and its label. One monitor run evaluates several
+ * sources under one run_id, so the label names them all, never just the source of whichever row came first.
  */
 export function summarizeRuns(rows: AlertRunRow[]): RunSummary[] {
-  const runs = new Map<string, RunSummary>();
-  const sources = new Map<string, Set<string>>();
+  const runs = new Map<string, RunSummary & { sources: Set<string> }>();
   for (const r of rows) {
-    let s = runs.get(r.run_id);
-    if (!s) {
-      s = { run_id: r.run_id, at: r.at, source: r.source, alerts: 0, ok: 0, warn: 0, fail: 0, status: "ok" };
-      runs.set(r.run_id, s);
-      sources.set(r.run_id, new Set());
-    }
-    sources.get(r.run_id)!.add(r.source);
+    const s = runs.get(r.run_id) ?? { run_id: r.run_id, at: r.at, source: r.source, alerts: 0, ok: 0, warn: 0, fail: 0, status: "ok", sources: new Set() };
+    runs.set(r.run_id, s);
+    s.sources.add(r.source);
     s.alerts++;
     s[r.status]++;
     if (r.at > s.at) s.at = r.at;
   }
-  const out = [...runs.values()];
-  for (const s of out) {
-    s.status = s.fail > 0 ? "fail" : s.warn > 0 ? "warn" : "ok";
-    s.source = runLabel(sources.get(s.run_id)!);
-  }
-  return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.run_id < b.run_id ? 1 : -1));
+  return [...runs.values()]
+    .map(({ sources, ...s }): RunSummary => ({ ...s, source: runLabel(sources), status: s.fail > 0 ? "fail" : s.warn > 0 ? "warn" : "ok" }))
+    .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.run_id < b.run_id ? 1 : -1));
 }
 
 /** The value of the newest row of (source, name), for growth checks between runs; null before the first run. */

@@ -7,11 +7,9 @@ import { pageOf, type PageRequest } from "../../http/pagination";
 import { endProblem, globToRegExp } from "../digest/suppressions";
 import { expireSilenceRow, insertSilence, silenceById, type SilenceRow, silencesInForce, silencesPage } from "./store";
 
-// Alert silences, as Alertmanager and PagerDuty operators know them: "I know about this, stop paging me until
-// then". A silence matches alert keys (`<source>:<name>`, `*` for any characters) and ends at a set time (at most
-// MAX_SILENCE_DAYS ahead, so a forgotten silence cannot hide an alert for ever) or earlier by hand. It holds back
-// notices only: the alert is still evaluated, recorded, firing in firing.json and in the readiness verdict.
-// Creating and expiring are audited in the same transaction as the change (admin_audit).
+// Alert silences, as Alertmanager operators know them: a matcher over alert keys (`*` for any characters) ending at a
+// set time (at most MAX_SILENCE_DAYS ahead, so a forgotten one cannot hide an alert for ever) or earlier by hand. It
+// holds back notices only: the alert still fires. Creating and expiring are audited in the change's transaction.
 
 export const MAX_SILENCE_DAYS = 30;
 
@@ -100,7 +98,6 @@ export async function listSilences(ctx: AppContext, page: PageRequest, state?: S
   return { ...p, items: p.items.map((r) => view(r, nowIso)) };
 }
 
-/** Matches alert keys: the silences in force at `nowIso`, each with its compiled matcher. */
 export interface ActiveSilences {
   /** The silence holding back this key (the one ending last; lowest id on a tie), or null. */
   of(alertKey: string): Silence | null;

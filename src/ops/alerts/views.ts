@@ -5,10 +5,8 @@ import { type AlertLevel, type AlertStateRow, alertIssueId, alertPagePath, notCo
 import { firingStates, type JoinedState, recentStates, runHistory, runsOfSince, stateById, stateLevels } from "./store";
 import { type NoticeRow, noticesOfIssue } from "../link-inbox/store-reads";
 
-// What operators read of the alert state: the "firing now" list (firing.json, the readiness verdict, /metrics)
-// and one alert with its history and notices (the alert page). Reads only: the writers apply new alert runs
-// (recordAlertRun as it records, the link-inbox job every 5 s), so a view lags a row written any other way by one
-// link-inbox tick at most.
+// What operators read of the alert state: the "firing now" list and one alert with its history and notices. Reads
+// only: a row written other than by recordAlertRun shows after one link-inbox tick (5 s) at most.
 
 type Joined = JoinedState & AlertStateRow;
 

@@ -25,11 +25,6 @@ function downloadHeaders(b: BackupEntry): Record<string, string> {
   };
 }
 
-const binary = (description: string) => ({
-  description,
-  content: { "application/vnd.sqlite3": { schema: { type: "string" as const, format: "binary" } } },
-});
-
 /** Operator operations: on-demand backups — take one, list them, download one. */
 export function backupsRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-backups" })
@@ -119,7 +114,10 @@ export function backupsRoutes(ctx: AppContext, guards: Guards) {
             "X-Backup-Integrity": "Whether the file's hash was checked against its manifest (verified, unknown …)",
           }),
           responses: {
-            200: binary("The SQLite file, as Content-Disposition: attachment"),
+            200: {
+              description: "The SQLite file, as Content-Disposition: attachment",
+              content: { "application/vnd.sqlite3": { schema: { type: "string" as const, format: "binary" } } },
+            },
             400: refusal("invalid_query: the name is not a backup name (no paths)"),
             403: refusal("forbidden: no admin token or operator session"),
             404: refusal("not_found: no such backup"),

@@ -13,11 +13,7 @@ export interface DigestData {
   dataSince: string | null;
 }
 
-/**
- * Reads the rollups the digest needs (never request_log): both range scans run on the tables' primary keys,
- * which begin with `hour`. Over 35 days that is a few thousand rows for the hourly totals and one row per
- * (hour, route, key, prefix) that saw a 403.
- */
+/** Reads the rollups (never request_log): both range scans run on the tables' primary keys, which begin with `hour`. */
 export async function loadDigestData(ctx: Pick<AppContext, "store">, fromHour: string, toHour: string): Promise<DigestData> {
   const forbidden = (await forbiddenRollups(ctx.store, fromHour, toHour)).map(
     (r): ForbiddenRollupRow => [r.hour, r.route, r.partner_key_id, r.client_prefix, r.count],

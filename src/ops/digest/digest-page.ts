@@ -10,10 +10,8 @@ import { paramsOf } from "./routes";
 import { buildDigest, DIGEST_DEFAULTS, type Digest } from "./service";
 import { createSuppression, listSuppressions, revokeSuppression, type SuppressionRule } from "./suppressions";
 
-// GET /admin/console/403-digest: the 403 digest for a person — the trend chart (the digest's own PNG), the
-// findings with why each was raised and its suppression state, what the suppression rules hid (the same table, so
-// each finding carries its suppression state in the same column), and the rules themselves with forms to add one
-// and to end one (the same verbs and audit as POST /admin/ops/403-digest/suppressions…).
+// GET /admin/console/403-digest: the trend chart, the findings and what the rules hid (one table shape, the
+// suppression state in one column), and the rules with forms calling the same audited verbs as the API.
 
 const PATH = "/admin/console/403-digest";
 const BASE = "/admin/ops/403-digest";

@@ -1,9 +1,7 @@
-import { csvTable } from "../../http/formats/csv";
 import type { Digest } from "./service";
 
-// The digest as one flat table, for spreadsheets and scripts: export.json and export.csv carry the same rows in
-// the same order — the hours, then the groups, then the findings, then the suppressed findings — with one
-// `section` column saying which. A cell a section does not use is null in JSON and empty in CSV.
+// The digest as one flat table: export.json and export.csv carry the same rows (hours, groups, findings, suppressed
+// findings), a `section` column saying which. A cell a section does not use is null in JSON and empty in CSV.
 
 export const EXPORT_COLUMNS = [
   "section",
@@ -40,11 +38,6 @@ export function digestRows(d: Digest): ExportRow[] {
   for (const f of d.findings) rows.push({ ...blank(), section: "finding", ...f });
   for (const f of d.suppressed) rows.push({ ...blank(), section: "suppressed", ...f });
   return rows;
-}
-
-/** RFC 4180 by src/http/formats/csv.ts; a header line, then the rows of digestRows. */
-export function digestCsv(rows: ExportRow[]): string {
-  return csvTable(rows, EXPORT_COLUMNS);
 }
 
 /** `403-digest-<from>-<to>.<ext>` (hours as YYYY-MM-DDTHH, safe in a header). */

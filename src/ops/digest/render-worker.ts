@@ -2,9 +2,8 @@ import { renderUsagePng, type UsageChartData } from "../export-usage/chart";
 import type { BaselineMode } from "./findings";
 import { renderTrendPng, type TrendHour } from "./trend-png";
 
-// The PNG charts' renderer thread (src/ops/digest/chart-renderer.ts sends it work): drawing a raster and deflating it
-// takes 0.3–2.3 s at the larger sizes, which on the serving thread held every request for as long. A job is the
-// chart's input as plain data; the answer is the PNG's bytes, handed over without a copy.
+// The PNG charts' renderer thread (chart-renderer.ts sends it work; a chart takes 0.3–2.3 s). A job is the chart's
+// input as plain data; the answer is the PNG's bytes, handed over without a copy.
 
 /** A chart to draw: the digest's trend (src/ops/digest/trend-png.ts) or the export-usage bars (src/ops/export-usage/chart.ts). */
 export type ChartJob =

@@ -1,14 +1,14 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/formats/csv";
+import { csvResponse, csvTable } from "../../http/formats/csv";
 import { operatorCsvDoc } from "../../http/openapi/csv-doc";
 import { exportPair } from "../../http/exports/pair";
 import { downloads } from "../../http/openapi/contract";
 import { refusal, refuses } from "../../http/routes/declare";
 import { listAnswer, parsePage } from "../../http/pagination";
 import { buildDigest, DIGEST_DEFAULTS, type DigestParams } from "./service";
-import { digestCsv, digestRows, EXPORT_COLUMNS, exportFilename } from "./export";
+import { digestRows, EXPORT_COLUMNS, exportFilename } from "./export";
 import type { BaselineMode } from "./findings";
 import { DigestModel as M } from "./model";
 import { createSuppression, exportSuppressions, listSuppressions, revokeSuppression } from "./suppressions";
@@ -17,10 +17,6 @@ import { TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
 import { ok } from "../../http/envelope";
 
 const summary = (s: string) => ({ summary: s });
-const file = (description: string, type: string, format?: "binary") => ({
-  description,
-  content: { [type]: { schema: format ? { type: "string" as const, format } : { type: "string" as const } } },
-});
 const INVALID = "invalid_query: a parameter out of range, named in details";
 
 /** The query, bounds already checked by the schema, with every default applied. */
@@ -63,7 +59,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
             headers["content-disposition"] = `attachment; filename="${exportFilename(d, "json")}"`;
             return { generated_at: d.generated_at, params: d.params, columns: [...EXPORT_COLUMNS], count: rows.length, rows };
           },
-          csv: (d) => csvResponse(digestCsv(digestRows(d)), exportFilename(d, "csv")),
+          csv: (d) => csvResponse(csvTable(digestRows(d), EXPORT_COLUMNS), exportFilename(d, "csv")),
           detail: {
             json: { ...summary("The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv"), ...downloads() },
             csv: operatorCsvDoc(
@@ -97,7 +93,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
             ...downloads(),
             summary: "PNG chart of the window's 403s per hour (counted, suppressed, spike hours) against the baseline; w×h pixels",
             responses: {
-              200: file("The chart", "image/png", "binary"),
+              200: { description: "The chart", content: { "image/png": { schema: { type: "string" as const, format: "binary" } } } },
               400: refusal(INVALID),
               403: refusal("forbidden: no admin token"),
             },

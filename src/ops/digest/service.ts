@@ -4,11 +4,10 @@ import { BASELINE_SPAN_HOURS, type BaselineMode, baselineAt, type DetectionParam
 import { type DimensionStats, findingsOf, GROUP_DIMENSIONS, Interner, Tally } from "./tally";
 import { activeRules } from "./suppressions";
 
-// The 403 digest (GET /admin/ops/403-digest): the window's 403s per hour against a baseline, grouped by route
-// template, partner key and client prefix, with findings. Read from the hourly rollups only. Findings are
-// computed twice — over every 403, and over the 403s that no active suppression rule matches — and a finding
-// of the first set with no counterpart (same kind, dimension and value, overlapping hours) in the second is
-// listed as suppressed, under the rule that matched most of its 403s. docs/ops-digest.md has the definitions.
+// The 403 digest: the window's 403s per hour against a baseline, grouped, with findings, from the hourly rollups only.
+// Findings are computed over every 403 and over those no active rule matches; one of the first set with no
+// counterpart (same kind, dimension, value, overlapping hours) in the second is suppressed, under the rule that
+// matched most of its 403s. docs/ops-digest.md has the definitions.
 
 export interface DigestParams extends DetectionParams {
   hours: number;

@@ -2,9 +2,8 @@ import type { Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { ops403Suppressions } from "../tables";
 
-// The 403 digest's SQL: its suppression rules (ops_403_suppressions, its own table) and its reads of the request
-// log's hourly rollups (owned by the request log; test/conventions/layering.test.ts allows the read). Written once
-// for both engines.
+// The 403 digest's SQL: its suppression rules and its reads of the request log's hourly rollups (layering.test.ts
+// allows the read). Written once for both engines.
 
 export type RuleRow = RowOf<typeof ops403Suppressions>;
 

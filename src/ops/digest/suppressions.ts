@@ -7,11 +7,9 @@ import { pageOf, type PageRequest } from "../../http/pagination";
 import { clientPrefix } from "../../http/request-log/rollup";
 import { allRules, insertRule, revokeRule, ruleById, type RuleRow, rulesInForce, rulesPage } from "./store";
 
-// Operator rules that keep known 403 noise (a scanner's network, a partner's misconfigured job) out of the
-// digest's findings. A rule names a path pattern and/or a partner key and/or a client prefix; a 403 rollup row
-// matches a rule when EVERY field the rule sets matches it. Every rule expires (at most MAX_RULE_DAYS ahead), so a
-// forgotten rule cannot hide a real attack for ever; revoking ends it earlier. Both are audited in the same
-// transaction as the change.
+// Operator rules that keep known 403 noise out of the digest's findings: a rollup row matches a rule when EVERY field
+// the rule sets (path pattern, partner key, client prefix) matches it. Every rule expires (at most MAX_RULE_DAYS
+// ahead), so a forgotten one cannot hide a real attack for ever. Creating and revoking are audited in the change's transaction.
 
 export const MAX_RULE_DAYS = 90;
 
@@ -137,7 +135,6 @@ export async function exportSuppressions(ctx: AppContext): Promise<SuppressionRu
   return (await allRules(ctx.store)).map((r) => view(r, nowIso));
 }
 
-/** A rule ready to test rollup rows with. */
 export interface ActiveRule {
   id: number;
   matches(route: string, partnerKeyId: string, prefix: string): boolean;

@@ -52,17 +52,13 @@ export class Tally {
 
   private grow(): void {
     const size = this.hour.length * 2;
-    const hour = new Int32Array(size);
-    hour.set(this.hour);
-    this.hour = hour;
-    const count = new Float64Array(size);
-    count.set(this.count);
-    this.count = count;
-    this.ids = this.ids.map((old) => {
-      const next = new Int32Array(size);
+    const grown = <A extends Int32Array | Float64Array>(old: A, next: A) => {
       next.set(old);
       return next;
-    });
+    };
+    this.hour = grown(this.hour, new Int32Array(size));
+    this.count = grown(this.count, new Float64Array(size));
+    this.ids = this.ids.map((old) => grown(old, new Int32Array(size)));
   }
 
   totalSeries(): Series {

@@ -6,11 +6,9 @@ import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "./draft";
 import { draftMarkdown } from "./draft-render";
 import { formInstantMs } from "./window";
 
-// The incidents page's draft form (GET): the parameters of GET /admin/ops/incidents/draft.md that a person
-// chooses — the window (last N hours, or since/until), which incident of it, severity, timeline, template, what it
-// reads — read leniently as a GET form sends them (strings; empty = the default; a datetime-local value is UTC)
-// and handed to the same buildDraft as draft.md, so the text area and the download are the same text. A value
-// out of bounds, or a draft the window cannot make, is an error line on the page (4xx), not a JSON answer.
+// The incidents page's draft form: draft.md's parameters read leniently, as a GET form sends them (empty = default,
+// datetime-local = UTC), and handed to the same buildDraft, so the text area and the download are the same text. A
+// value out of bounds, or a draft the window cannot make, is an error line on the page (4xx).
 
 /** The draft lists the window's incidents up to its default limit; index picks among them. */
 const MAX_INDEX = DRAFT_LIMITS.limit.fallback - 1;

@@ -1,10 +1,8 @@
 import type { Draft, SectionId } from "./draft";
 import { SECTION_TITLES } from "./draft";
 
-// The draft as Markdown (CommonMark + GFM tables) and as plain text of at most 80 columns. Both walk
-// `draft.sections` in order and print the same values as the JSON, so the three formats agree (a test checks
-// it). Text from people (incident titles and messages) is escaped in Markdown: it renders as the characters
-// typed, never as markup or raw HTML.
+// The draft as Markdown (CommonMark + GFM tables) and as text of at most 80 columns, both walking `draft.sections`
+// with the JSON's values. People's text is escaped in Markdown: it renders as typed, never as markup or raw HTML.
 
 type Lines = string[];
 type Section = (d: Draft) => Lines;

@@ -5,10 +5,8 @@ import { incidentsInWindow, type IncidentView } from "../../status/incidents-ser
 import { codeOf, firstLastError, jobFailures, topErrors, type ErrorRow, type JobFailure, type TimeRange, type TopErrors } from "./sources";
 import { resolveWindow } from "./window";
 
-// A ready-to-edit incident report, assembled from the status incidents of a window, the failed requests of
-// request_log, the failed job runs and the preflight guards' delta against an earlier day's snapshot. This file
-// builds the structured draft; src/ops/incidents/draft-render.ts writes the same draft as Markdown and as text,
-// so the three formats cannot disagree. docs/ops-incidents.md describes every parameter.
+// A ready-to-edit incident report from a window's status incidents, failed requests, failed job runs and preflight
+// delta. draft-render.ts writes this same draft as Markdown and text, so the three formats cannot disagree.
 
 export const DRAFT_LIMITS = {
   hours: { fallback: 24, max: 720 },
@@ -25,21 +23,24 @@ export type DraftContext = "none" | "brief" | "full";
 export type DraftTemplate = "v1" | "minimal";
 export type SeverityFilter = "all" | "warn" | "bad";
 
-export interface DraftQuery {
-  hours?: number;
-  limit?: number;
-  source?: DraftSource;
-  severity?: SeverityFilter;
-  since?: string;
-  until?: string;
-  index?: number;
-  context?: DraftContext;
-  template?: DraftTemplate;
-  preflight_day_offset?: number;
-  top_errors_hours?: number;
-  top_errors_limit?: number;
-  top_errors_top_n?: number;
-}
+/** Every draft parameter with its default (the order of draft.json's query echo). */
+const DRAFT_DEFAULTS = {
+  hours: DRAFT_LIMITS.hours.fallback as number,
+  limit: DRAFT_LIMITS.limit.fallback as number,
+  source: "all" as DraftSource,
+  severity: "all" as SeverityFilter,
+  since: "",
+  until: "",
+  index: 0,
+  context: "brief" as DraftContext,
+  template: "v1" as DraftTemplate,
+  preflight_day_offset: DRAFT_LIMITS.preflightDayOffset.fallback as number,
+  top_errors_hours: DRAFT_LIMITS.topErrorsHours.fallback as number,
+  top_errors_limit: DRAFT_LIMITS.topErrorsLimit.fallback as number,
+  top_errors_top_n: DRAFT_LIMITS.topErrorsTopN.fallback as number,
+};
+
+export type DraftQuery = Partial<typeof DRAFT_DEFAULTS>;
 
 export type TimelineKind = "incident_started" | "incident_update" | "incident_resolved" | "job_failure" | "first_error" | "last_error" | "other_incident";
 
@@ -140,21 +141,9 @@ export function paddedSpan(i: IncidentView, openUntil: string, within: TimeRange
   );
 }
 
-const withDefaults = (q: DraftQuery): Required<DraftQuery> => ({
-  hours: q.hours ?? DRAFT_LIMITS.hours.fallback,
-  limit: q.limit ?? DRAFT_LIMITS.limit.fallback,
-  source: q.source ?? "all",
-  severity: q.severity ?? "all",
-  since: q.since ?? "",
-  until: q.until ?? "",
-  index: q.index ?? 0,
-  context: q.context ?? "brief",
-  template: q.template ?? "v1",
-  preflight_day_offset: q.preflight_day_offset ?? DRAFT_LIMITS.preflightDayOffset.fallback,
-  top_errors_hours: q.top_errors_hours ?? DRAFT_LIMITS.topErrorsHours.fallback,
-  top_errors_limit: q.top_errors_limit ?? DRAFT_LIMITS.topErrorsLimit.fallback,
-  top_errors_top_n: q.top_errors_top_n ?? DRAFT_LIMITS.topErrorsTopN.fallback,
-});
+/** Only the draft's own parameters (a route's query also holds include_meta), each given or its default. */
+const withDefaults = (q: DraftQuery) =>
+  Object.fromEntries(Object.entries(DRAFT_DEFAULTS).map(([k, v]) => [k, q[k as keyof DraftQuery] ?? v])) as Required<DraftQuery>;
 
 function summaryOf(incident: IncidentView | null, window: TimeRange, top: TopErrors | null, failures: JobFailure[] | null): string {
   const parts: string[] = [];

@@ -1,5 +1,4 @@
 import type { AppContext } from "../../context";
-import { csvTable } from "../../http/formats/csv";
 import { AppError, queryProblem } from "../../http/errors/errors";
 import { listAnswer, totalPage } from "../../http/pagination";
 import { getIncidentOrThrow } from "../../status/service";
@@ -9,7 +8,6 @@ import { jobFailures, topErrors } from "./sources";
 import { instantOrThrow } from "./window";
 
 // The operators' incident list, its CSV export with a JSON twin, and one incident with everything around it.
-// Status incidents come from the status domain's service; errors and job failures from incidents-sources.ts.
 
 export const LIST_LIMITS = { limit: { fallback: 50, max: 200 }, exportLimit: { fallback: 1000, max: 1000 }, index: { max: 999 } } as const;
 
@@ -91,11 +89,6 @@ function rowOf(i: IncidentView): ExportRow {
 export async function exportRows(ctx: AppContext, q: ListQuery) {
   const p = await page(ctx, q, LIST_LIMITS.exportLimit.fallback);
   return listAnswer("rows", { ...p, items: p.items.map(rowOf) }, p.filters, { total: p.total, columns: [...EXPORT_COLUMNS] });
-}
-
-/** RFC 4180 by src/http/formats/csv.ts; null is an empty cell, a title or message that starts like a formula is neutralised. */
-export function exportCsv(rows: ExportRow[]): string {
-  return csvTable(rows, EXPORT_COLUMNS);
 }
 
 export const exportFilename = (ctx: AppContext) => `herald-incidents-${ctx.clock.now().toISOString().slice(0, 10)}`;

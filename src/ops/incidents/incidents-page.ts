@@ -8,11 +8,9 @@ import { intQuery } from "../../http/params";
 import { listIncidentsPage } from "./export";
 import { type DraftFormView, draftQueryFields, incidentDraft } from "./draft-form";
 
-// GET /admin/console/incidents: the status incidents, open ones first (each opens its own page), the resolved
-// ones paged, and the incident draft in Markdown in a read-only text area — select it and copy it into the
-// postmortem or the chat; no JavaScript needed. The draft's window and incident are chosen with a GET form
-// (draft-form.ts); the same draft downloads as draft.md with the session cookie. Read-only: incidents are
-// opened and updated through /admin/status/incidents.
+// GET /admin/console/incidents: open incidents, resolved ones paged, and the draft in Markdown in a read-only text
+// area to copy (no JavaScript), chosen with a GET form (draft-form.ts). Read-only: incidents change through
+// /admin/status/incidents.
 
 const PATH = "/admin/console/incidents";
 const PAGE_SIZE = 20;

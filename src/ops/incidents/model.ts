@@ -26,15 +26,13 @@ const Instant = (description: string) =>
   t.Optional(t.String({ maxLength: 40, description: `${description}; ISO 8601 instant with a zone, e.g. 2026-02-01T10:00:00Z` }));
 const Severity = t.Union([t.Literal("warn"), t.Literal("bad")]);
 const L = DRAFT_LIMITS;
+/** A draft parameter bounded by its DRAFT_LIMITS entry (minimum 1 unless it says otherwise). */
+const limited = (l: { fallback: number; max: number; min?: number }, description: string) =>
+  intQuery({ minimum: l.min ?? 1, maximum: l.max, defaultValue: l.fallback, description });
 
 export const draftQuery = t.Object({
-  hours: intQuery({ minimum: 1, maximum: L.hours.max, defaultValue: L.hours.fallback, description: "window: the last N hours (since/until override it)" }),
-  limit: intQuery({
-    minimum: 1,
-    maximum: L.limit.max,
-    defaultValue: L.limit.fallback,
-    description: "status incidents of the window listed (index picks among them)",
-  }),
+  hours: limited(L.hours, "window: the last N hours (since/until override it)"),
+  limit: limited(L.limit, "status incidents of the window listed (index picks among them)"),
   source: litQ(["all", "status", "errors", "jobs"], "what the draft reads: all (default), status incidents only, request_log errors only, job failures only"),
   severity: litQ(["all", "warn", "bad"], "incidents of this peak severity only: warn = degraded service, bad = outage; default all"),
   since: Instant("window start (overrides hours)"),
@@ -42,30 +40,13 @@ export const draftQuery = t.Object({
   index: intQuery({ minimum: 0, maximum: L.index.max, defaultValue: 0, description: "which listed incident the draft is about, 0 = the newest start" }),
   context: litQ(["none", "brief", "full"], "timeline around the incident: none, brief (its span ±15 min; default), full (the whole window)"),
   template: litQ(["v1", "minimal"], "v1 (every section; default) or minimal (summary, impact, timeline, what we are doing)"),
-  preflight_day_offset: intQuery({
-    minimum: 1,
-    maximum: 30,
-    defaultValue: 1,
-    description: "day of the preflight results to compare (the section says not available until the preflight guards land)",
-  }),
-  top_errors_hours: intQuery({
-    minimum: 1,
-    maximum: L.topErrorsHours.max,
-    defaultValue: L.topErrorsHours.fallback,
-    description: "hours of request_log before the incident's end",
-  }),
-  top_errors_limit: intQuery({
-    minimum: 1,
-    maximum: L.topErrorsLimit.max,
-    defaultValue: L.topErrorsLimit.fallback,
-    description: "request_log rows read at most (the newest)",
-  }),
-  top_errors_top_n: intQuery({
-    minimum: 1,
-    maximum: L.topErrorsTopN.max,
-    defaultValue: L.topErrorsTopN.fallback,
-    description: "error codes and routes listed",
-  }),
+  preflight_day_offset: limited(
+    L.preflightDayOffset,
+    "day of the preflight results to compare (the section says not available until the preflight guards land)",
+  ),
+  top_errors_hours: limited(L.topErrorsHours, "hours of request_log before the incident's end"),
+  top_errors_limit: limited(L.topErrorsLimit, "request_log rows read at most (the newest)"),
+  top_errors_top_n: limited(L.topErrorsTopN, "error codes and routes listed"),
   include_meta: t.Optional(t.String()),
 });
 

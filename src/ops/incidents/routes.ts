@@ -1,13 +1,13 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/formats/csv";
+import { csvResponse, csvTable } from "../../http/formats/csv";
 import { downloads } from "../../http/openapi/contract";
 import { exportPair } from "../../http/exports/pair";
 import { refusal } from "../../http/routes/declare";
 import { buildDraft, type Draft, type DraftQuery } from "./draft";
 import { draftMarkdown, draftText } from "./draft-render";
-import { exportCsv, exportFilename, exportRows, incidentDetail, listIncidentsPage } from "./export";
+import { EXPORT_COLUMNS, exportFilename, exportRows, incidentDetail, listIncidentsPage } from "./export";
 import * as M from "./model";
 import { ok } from "../../http/envelope";
 const rawDoc = (summary: string, type: string, description: string, notFound = true) => ({
@@ -66,7 +66,8 @@ export function opsIncidentsRoutes(ctx: AppContext, guards: Guards) {
           guard: { operator: "api" },
           build: (query) => exportRows(ctx, query),
           response: { 200: M.exportJson },
-          csv: (r) => csvResponse(exportCsv(r.rows), `${exportFilename(ctx)}.csv`),
+          // csvTable neutralises a title or message that starts like a formula.
+          csv: (r) => csvResponse(csvTable(r.rows, EXPORT_COLUMNS), `${exportFilename(ctx)}.csv`),
           detail: {
             json: { summary: "The JSON twin of the incidents CSV: the same columns and rows" },
             csv: rawDoc("Incidents as CSV (RFC 4180), one row per incident, as an attachment", "text/csv", "the rows of export.json", false),

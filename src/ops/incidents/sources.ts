@@ -1,10 +1,8 @@
 import type { AppContext } from "../../context";
 import { type ErrorRow, failedJobRuns, failedOfNewest, holdsMoreThan, type JobFailure, rowsUpTo } from "./store";
 
-// What an incident draft makes of request_log (the errors) and job_runs (the failed runs), read through
-// src/ops/incidents/store.ts. request_log may hold millions of rows (about 350,000 a day at 4 req/s), so its reads
-// look at no more than `rowsLimit` rows of the window — the newest ones — and say so with `truncated` when the
-// window held more.
+// What an incident draft makes of request_log and job_runs. request_log may hold millions of rows (~350,000 a day at
+// 4 req/s), so its reads look at the newest `rowsLimit` rows of the window at most, `truncated` when it held more.
 
 export type { ErrorRow, JobFailure };
 
@@ -36,10 +34,7 @@ const share = (n: number, of: number) => (of === 0 ? 0 : Math.round((n / of) * 1
 /** A failed request (status ≥ 400) names its code; one without a catalog code is named by its status. */
 export const codeOf = (r: { error_code: string | null; status: number }) => r.error_code ?? `http_${r.status}`;
 
-/**
- * The failed requests (4xx and 5xx) of a range, by error code and by route, with the first and last one; `truncated`
- * when the window held more rows than rows_limit (only the newest rows_limit were read).
- */
+/** The failed requests (4xx and 5xx) of a range, by error code and by route, with the first and last one. */
 export async function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: number, topN: number) {
   const errors = await failedOfNewest(ctx.store, range.since, range.until, rowsLimit);
   // rowsLimit + 1 rows of the range would mean more than we read: ask for exactly one row past the bound.

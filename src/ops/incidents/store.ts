@@ -1,8 +1,7 @@
 import type { Queryable } from "../../db/port";
 
-// What an incident draft reads besides the status incidents: request_log (the errors) and job_runs (the failed
-// runs) — other domains' tables, read here only (test/conventions/layering.test.ts allows it). Every read is bounded
-// twice: by time (the `at` / `started_at` indexes) and by a row count. Written once for both engines.
+// An incident draft's reads of request_log and job_runs (other domains' tables; layering.test.ts allows it). Every
+// read is bounded twice: by time (the `at` / `started_at` indexes) and by a row count. Written once for both engines.
 
 export interface ErrorRow {
   at: string;

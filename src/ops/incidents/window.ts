@@ -2,8 +2,7 @@ import { parseCalendarStrict, zonedInstantMs } from "../../clock";
 import { queryProblem } from "../../http/errors/errors";
 import type { TimeRange } from "./sources";
 
-// The time window of the incident routes: `hours` back from now, or `since`/`until` (ISO 8601 instants), which
-// override it. Refusals name the parameter (400 invalid_query), like the schema's own checks.
+// The incident routes' window: `hours` back from now, or `since`/`until`, which override it. Refusals name the parameter.
 
 /** An ISO 8601 instant with a zone (`Z` or `±hh:mm`) as epoch ms, or a 400 naming the parameter. */
 export function instantOrThrow(name: string, raw: string): number {
