@@ -14,7 +14,7 @@ import { createSilence, expireSilence, listSilences, MAX_SILENCE_DAYS, type Sile
 import { notConfigured, summaryOf } from "./state";
 import { levelBadge } from "./alert-pages";
 import { type AlertView, firingAlerts, recentAlerts } from "./views";
-import { formInstantMs } from "../incidents/window";
+import { formInstantMs, lenientValues } from "../incidents/window";
 
 // GET /admin/console/alerts: what fires now, the recent changes, the evaluations (paged like export.json) and the
 // silences, with forms calling the same audited verbs as the silences API. The query is read leniently, as a GET form
@@ -50,19 +50,8 @@ const DEFAULTS: AlertsQuery = { changes: 0, days: ALERTS_DEFAULTS.days, source: 
 /** The page's query, each bad value replaced by its default and named in `error`. */
 function parseAlertsQuery(raw: Partial<Record<keyof AlertsQuery, string | number>>): { q: AlertsQuery; error: string | null } {
   const problems: string[] = [];
-  const int = (name: "changes" | "runs" | "days", min: number, max: number, what: string) => {
-    const v = String(raw[name] ?? "").trim();
-    const n = /^\d{1,9}$/.test(v) ? Number(v) : Number.NaN;
-    if (v === "" || (n >= min && n <= max)) return v === "" ? DEFAULTS[name] : n;
-    problems.push(`${what} must be a whole number from ${min} to ${max}`);
-    return DEFAULTS[name];
-  };
-  const oneOf = (name: "source" | "status", list: string[]) => {
-    const v = String(raw[name] ?? "");
-    if (v === "" || list.includes(v)) return v || "all";
-    problems.push(`${name} must be one of ${list.join(", ")}`);
-    return "all";
-  };
+  const read = lenientValues(problems);
+  const int = (name: "changes" | "runs" | "days", min: number, max: number, what: string) => read.int(raw[name], min, max, DEFAULTS[name], what);
   let ended = raw.ended ? String(raw.ended) : null;
   if (ended !== null) {
     try {
@@ -75,8 +64,8 @@ function parseAlertsQuery(raw: Partial<Record<keyof AlertsQuery, string | number
   const q: AlertsQuery = {
     changes: int("changes", 0, STATES_MAX - 1, "the changes offset"),
     days: int("days", 1, RUNS_MAX_DAYS, "Days"),
-    source: oneOf("source", SOURCES),
-    status: oneOf("status", STATUSES),
+    source: read.oneOf(raw.source, SOURCES, "source"),
+    status: read.oneOf(raw.status, STATUSES, "status"),
     runs: int("runs", 0, 1_000_000, "the evaluations offset"),
     ended,
   };

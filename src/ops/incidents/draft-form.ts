@@ -4,7 +4,7 @@ import { AppError } from "../../http/errors/errors";
 import { intQuery } from "../../http/params";
 import { buildDraft, DRAFT_LIMITS, type DraftQuery } from "./draft";
 import { draftMarkdown } from "./draft-render";
-import { formInstantMs } from "./window";
+import { formInstantMs, lenientValues } from "./window";
 
 // The incidents page's draft form: draft.md's parameters read leniently, as a GET form sends them (empty = default,
 // datetime-local = UTC), and handed to the same buildDraft, so the text area and the download are the same text. A
@@ -43,14 +43,7 @@ export type RawDraftQuery = Partial<Record<keyof typeof draftQueryFields, string
 
 export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery) {
   const problems: string[] = [];
-  const int = (name: "hours" | "index", min: number, max: number, fallback: number, label: string) => {
-    const v = raw[name]?.trim() ?? "";
-    if (v === "") return fallback;
-    const n = /^\d{1,6}$/.test(v) ? Number(v) : Number.NaN;
-    if (n >= min && n <= max) return n;
-    problems.push(`${label} must be a whole number from ${min} to ${max}`);
-    return fallback;
-  };
+  const read = lenientValues(problems);
   const time = (name: "since" | "until", label: string) => {
     const v = raw[name]?.trim() ?? "";
     if (v === "") return null;
@@ -59,19 +52,13 @@ export async function incidentDraft(ctx: AppContext, raw: RawDraftQuery) {
     problems.push(`${label} must be a date and time in UTC, such as 2026-04-01T10:00`);
     return null;
   };
-  const choice = <K extends Choice>(name: K, label: string): (typeof CHOICES)[K][number] => {
-    const v = raw[name] ?? "";
-    const list = CHOICES[name] as readonly string[];
-    if (v === "" || list.includes(v)) return (v || list[0]) as (typeof CHOICES)[K][number];
-    problems.push(`${label} must be one of ${list.join(", ")}`);
-    return list[0] as (typeof CHOICES)[K][number];
-  };
+  const choice = <K extends Choice>(name: K, label: string) => read.oneOf<(typeof CHOICES)[K][number]>(raw[name], CHOICES[name], label);
 
   const q = {
-    hours: int("hours", 1, DRAFT_LIMITS.hours.max, DRAFT_LIMITS.hours.fallback, "Last hours"),
+    hours: read.int(raw.hours, 1, DRAFT_LIMITS.hours.max, DRAFT_LIMITS.hours.fallback, "Last hours"),
     since: time("since", "Since"),
     until: time("until", "Until"),
-    index: int("index", 0, MAX_INDEX, 0, "Incident"),
+    index: read.int(raw.index, 0, MAX_INDEX, 0, "Incident"),
     severity: choice("severity", "Severity"),
     context: choice("context", "Timeline"),
     template: choice("template", "Template"),

@@ -2,7 +2,8 @@ import { preflightDelta, selectionOf } from "../preflight/service";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
-import { codeOf, firstLastError, jobFailures, topErrors, type ErrorRow, type JobFailure, type TimeRange, type TopErrors } from "./sources";
+import { failedOfNewest } from "./store";
+import { codeOf, jobFailures, topErrors, type ErrorRow, type JobFailure, type TimeRange, type TopErrors } from "./sources";
 import { resolveWindow } from "./window";
 
 // A ready-to-edit incident report from a window's status incidents, failed requests, failed job runs and preflight
@@ -117,7 +118,8 @@ export async function surroundings(ctx: AppContext, range: TimeRange, o: Surroun
       out.push({ at: f.started_at, kind: "job_failure", text: `Job ${f.job} failed (run ${f.run_id}): ${f.error ?? "no message"}` });
   }
   if (o.errors) {
-    const { first, last } = await firstLastError(ctx, range, o.rowsLimit);
+    const errors = await failedOfNewest(ctx.store, range.since, range.until, o.rowsLimit);
+    const [first, last] = [errors[0], errors.at(-1)];
     if (first) out.push({ at: first.at, kind: "first_error", text: `First failed request: ${requestText(first)}` });
     if (last && last.request_id !== first?.request_id) out.push({ at: last.at, kind: "last_error", text: `Last failed request: ${requestText(last)}` });
   }

@@ -76,12 +76,6 @@ export async function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: nu
   };
 }
 
-/** The first and last failed request of a range, from at most `rowsLimit` of its newest rows. */
-export async function firstLastError(ctx: AppContext, range: TimeRange, rowsLimit: number): Promise<{ first: ErrorRow | null; last: ErrorRow | null }> {
-  const errors = await failedOfNewest(ctx.store, range.since, range.until, rowsLimit);
-  return { first: errors[0] ?? null, last: errors[errors.length - 1] ?? null };
-}
-
 export const MAX_JOB_FAILURES = 50;
 
 /** Failed job runs that started in the range, newest first (job_runs_started_idx). */

@@ -14,6 +14,29 @@ export function instantOrThrow(name: string, raw: string): number {
 /** A form's time: a datetime-local value (read as UTC) or an ISO 8601 instant with a zone, as epoch ms; NaN when neither. */
 export const formInstantMs = (raw: string) => (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? parseCalendarStrict(`${raw}Z`) : zonedInstantMs(raw));
 
+/**
+ * A GET form's values, read leniently (empty = the fallback): a bad value is replaced by its fallback and named in
+ * `problems`, which the page shows (the alerts and incidents pages).
+ */
+export function lenientValues(problems: string[]) {
+  return {
+    int(raw: string | number | undefined, min: number, max: number, fallback: number, label: string): number {
+      const v = String(raw ?? "").trim();
+      if (v === "") return fallback;
+      const n = /^\d{1,9}$/.test(v) ? Number(v) : Number.NaN;
+      if (n >= min && n <= max) return n;
+      problems.push(`${label} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    },
+    oneOf<T extends string>(raw: string | number | undefined, list: readonly T[], label: string): T {
+      const v = String(raw ?? "");
+      if (v === "" || (list as readonly string[]).includes(v)) return (v || list[0]) as T;
+      problems.push(`${label} must be one of ${list.join(", ")}`);
+      return list[0]!;
+    },
+  };
+}
+
 export interface WindowQuery {
   hours?: number;
   since?: string;
