@@ -6,8 +6,7 @@ import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { isWorse } from "../checks/types";
-import type { ComponentId } from "../components";
-import { findIncident, viewsOf, type IncidentRow, type IncidentState, type IncidentView } from "./incidents";
+import { findIncident, viewsOf, type IncidentRow, type IncidentView } from "./incidents";
 import {
   adminIncidentPage,
   incidentById,
@@ -21,6 +20,7 @@ import {
 } from "../store/incidents";
 import { auditOperator } from "../../auth/audit";
 import { isoOrThrow } from "./maintenance";
+import type { StatusAdminModel as M } from "../model-admin";
 import { enqueueIncidentEvent, type StatusEventType } from "./notify";
 
 // Operator-written incidents (Statuspage's model): a title, a severity (warn = degraded, bad = outage), the
@@ -36,26 +36,9 @@ const MAX_BACKDATE_DAYS = 30;
 const FUTURE_SKEW_MS = 60_000;
 
 type Severity = "warn" | "bad";
-
-export interface CreateInput {
-  title: string;
-  message: string;
-  severity: Severity;
-  state?: IncidentState;
-  components?: ComponentId[];
-  started_at?: string;
-}
-
-export interface UpdateInput {
-  state: IncidentState;
-  message: string;
-  severity?: Severity;
-}
-
-export interface EditInput {
-  title?: string;
-  components?: ComponentId[];
-}
+type CreateInput = typeof M.incidentCreateBody.static;
+type UpdateInput = typeof M.incidentUpdateBody.static;
+type EditInput = typeof M.incidentEditBody.static;
 
 export interface Outcome {
   incident: IncidentView;
@@ -231,13 +214,8 @@ export async function editOperatorIncident(ctx: AppContext, admin: AdminRequest,
   });
 }
 
-export interface AdminListFilter {
-  source?: "automatic" | "operator";
-  status?: "open" | "resolved";
-}
-
 /** Every incident (both sources, any age still kept), newest first, keyset-paged by id. */
-export async function listAdminIncidents(ctx: AppContext, page: PageRequest, f: AdminListFilter) {
+export async function listAdminIncidents(ctx: AppContext, page: PageRequest, f: Pick<typeof M.incidentListQuery.static, "source" | "status">) {
   const rows = await adminIncidentPage(ctx.store, {
     after: page.after,
     source: f.source ?? null,
