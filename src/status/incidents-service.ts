@@ -5,7 +5,7 @@ import { incidentsInWindowRows } from "./store/incidents";
 // Incidents of both sources read for the operators' exports and incident drafts (src/ops/incidents*.ts): a
 // window, filters and a page. Read-only; the status domain keeps its tables to itself.
 
-export type { IncidentView, IncidentUpdateView } from "./incidents/incidents";
+export type { IncidentView } from "./incidents/incidents";
 
 export interface IncidentWindowFilter {
   /** Incidents that overlap [since, until): started before until, and still open or ended at/after since. */

@@ -9,8 +9,7 @@ import type { AppContext } from "../../context";
 // STATUS_POLICY_PATH names a YAML or JSON file; that file may give any subset (deep-merged over the default,
 // check by check) and unknown keys are refused, so a typo never silently leaves a default in force. A file
 // that cannot be read or does not validate never stops the service: the default is used and the policy
-// endpoint says loaded=false with the error. The file is re-read on every evaluation (it is tiny), so an
-// operator's edit takes effect at the next snapshot without a restart; it is parsed again only when its text changed.
+// endpoint says loaded=false with the error.
 
 const Level = T.Union([T.Literal("ok"), T.Literal("warn"), T.Literal("bad")]);
 export type Level = Static<typeof Level>;

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { isWorse, type Level } from "../checks/types";
 import { componentsOfChecks, type ComponentId } from "../components";
+import type { Incident } from "../model";
 import {
   closeAutomaticIncident,
   incidentById,
@@ -66,33 +67,7 @@ export async function applyIncidentTransition(t: Queryable, s: TransitionInput):
   return { action: "updated", incident_id: open.id, changed };
 }
 
-export interface IncidentUpdateView {
-  id: number;
-  state: IncidentState;
-  message: string;
-  severity: "warn" | "bad" | null;
-  created_at: string;
-}
-
-export interface IncidentView {
-  id: number;
-  source: "automatic" | "operator";
-  title: string;
-  started_at: string;
-  ended_at: string | null;
-  severity: "warn" | "bad";
-  current_severity: "warn" | "bad" | null;
-  status: "open" | "resolved";
-  /** Operator incidents: the state of the latest update. Automatic ones: null (the checks open and close them). */
-  state: IncidentState | null;
-  duration_minutes: number;
-  checks: Record<string, Level>;
-  summary: Record<string, string>;
-  components: ComponentId[];
-  /** Operator incidents: every update, newest first. Automatic ones: none. */
-  updates: IncidentUpdateView[];
-  updated_at: string;
-}
+export type IncidentView = typeof Incident.static;
 
 /** "Outage: database" / "Degraded service: jobs, reliability": an automatic incident's headline. */
 function automaticTitle(severity: "warn" | "bad", checks: Record<string, Level>): string {

@@ -1,7 +1,7 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import type { Queryable } from "../../db/port";
 import { errorFields } from "../../log";
-import { checkResolvedTarget, parseRetryAfter, retryDelaySeconds, sendDelivery, type SendResult } from "../../webhooks/service";
+import { checkResolvedTarget, parseRetryAfter, retryDelaySeconds, sendDelivery, type SendResult, targetPolicyOf } from "../../webhooks/service";
 import type { IncidentView } from "./incidents";
 import { openSubscriberSecret } from "./subscribers";
 import { deadLetterInterrupted, type DueDelivery, dueDeliveries, leaseDelivery, queueDeliveries, recordOutcome, subscriberTypes } from "../store/subscribers";
@@ -20,13 +20,11 @@ export type StatusEventType = (typeof STATUS_EVENT_TYPES)[number];
 const BATCH = 16;
 const MAX_PASSES = 100;
 
-type Deps = AppContext;
-
 /**
  * `t` is the incident change's transaction: a listener writes its rows through it (and awaits nothing else), so
  * they commit or roll back with the change.
  */
-type IncidentListener = (ctx: Deps, type: StatusEventType, incident: IncidentView, t: Queryable) => void | Promise<void>;
+type IncidentListener = (ctx: AppContext, type: StatusEventType, incident: IncidentView, t: Queryable) => void | Promise<void>;
 
 /**
  * Other listeners of this context's incident events (the operators' link inbox, src/ops/link-inbox/notify.ts),
@@ -37,7 +35,7 @@ const LISTENERS = slot("status incident listeners", () => new Set<IncidentListen
 export const incidentListeners = (ctx: AppContext): Set<IncidentListener> => stateOf(ctx, LISTENERS);
 
 /** Queues one event for every subscriber of its type. Call INSIDE the incident change's transaction `t`. */
-export async function enqueueIncidentEvent(ctx: Deps, t: Queryable, type: StatusEventType, incident: IncidentView): Promise<number> {
+export async function enqueueIncidentEvent(ctx: AppContext, t: Queryable, type: StatusEventType, incident: IncidentView): Promise<number> {
   for (const listener of incidentListeners(ctx)) await listener(ctx, type, incident, t);
   const subscribers = await subscriberTypes(t);
   const targets = subscribers.filter((s) => (JSON.parse(s.event_types) as string[]).includes(type)).map((s) => s.id);
@@ -141,9 +139,8 @@ export class StatusNotifier {
 
   private async deliver(d: Leased): Promise<void> {
     const cfg = this.ctx.config.webhooks;
-    const policy = { allowPrivateTargets: cfg.allowPrivateTargets, requireHttps: this.ctx.config.isProduction };
     const startedAt = this.ctx.clock.now();
-    const blocked = await checkResolvedTarget(d.url, policy);
+    const blocked = await checkResolvedTarget(d.url, targetPolicyOf(this.ctx.config));
     const result: SendResult = blocked
       ? { ok: false, statusCode: null, reasonTag: "blocked_target", error: `target refused: ${blocked}`, excerpt: null, retryAfter: null, durationMs: 0 }
       : await sendDelivery({
@@ -184,8 +181,7 @@ export class StatusNotifier {
 }
 
 // One notifier per context, so the routes' nudges and the status-notify job share one pass in a process (the
-// lease makes concurrent passes safe anyway, across processes too). Keyed weakly by the context: AppContext is
-// the house's holder of such objects, and this is where it would live if it had a field for it.
+// lease makes concurrent passes safe anyway, across processes too).
 const NOTIFIER = slot("status subscriber notifier", (ctx) => new StatusNotifier(ctx));
 
 export const statusNotifier = (ctx: AppContext): StatusNotifier => stateOf(ctx, NOTIFIER);

@@ -4,7 +4,7 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
-import { checkTargetUrl, WebhookSecrets } from "../../webhooks/service";
+import { checkTargetUrl, targetPolicyOf, WebhookSecrets } from "../../webhooks/service";
 import {
   countSubscribers,
   deleteSubscriberRows,
@@ -28,16 +28,7 @@ import { auditOperator } from "../../auth/audit";
 export const MAX_SUBSCRIBERS = 100;
 const AAD = (id: number) => `status-subscriber:${id}`;
 
-interface Health {
-  pending: number;
-  succeeded: number;
-  failed: number;
-  dead_letter: number;
-  last_attempt_at: string | null;
-  last_error: string | null;
-}
-
-const healthOf = async (q: Queryable, id: number): Promise<Health> => {
+const healthOf = async (q: Queryable, id: number) => {
   const { counts, last } = await deliveryHealthOf(q, id);
   const n = (s: string) => counts.find((c) => c.status === s)?.n ?? 0;
   return {
@@ -77,8 +68,7 @@ export async function createSubscriber(
   input: { url: string; description?: string; event_types?: string[] },
   allTypes: readonly string[],
 ): Promise<{ subscriber: SubscriberView; created: boolean; secret: string | null }> {
-  const policy = { allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction };
-  const problem = checkTargetUrl(input.url, policy);
+  const problem = checkTargetUrl(input.url, targetPolicyOf(ctx.config));
   if (problem) throw new ValidationError(`url ${problem}`, [{ field: "url", problem }]);
   const types = JSON.stringify([...new Set(input.event_types ?? allTypes)].sort());
   const nowIso = ctx.clock.now().toISOString();
