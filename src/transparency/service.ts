@@ -25,6 +25,8 @@ const proofsOf = (checks: Record<string, LooseCheck>) =>
     };
   });
 
+const SECRETS_AT_REST = "AES-256-GCM under HERALD_MASTER_KEY, kept apart from the backups";
+
 /** Where the data lives and how it is protected: Litestream on SQLite, the database's own replication on PostgreSQL. */
 async function dataProtection(ctx: AppContext) {
   if (ctx.store.dialect === "postgres") {
@@ -41,7 +43,7 @@ async function dataProtection(ctx: AppContext) {
         restore_drill: "the database operator's point-in-time recovery (pg_basebackup and the WAL archive, or the provider's)",
         on_demand_endpoint: null,
         note: "Backups are the database's own (point-in-time recovery); Herald's SQLite snapshot endpoint does not apply on PostgreSQL.",
-        secrets_at_rest: "AES-256-GCM under HERALD_MASTER_KEY, kept apart from the backups",
+        secrets_at_rest: SECRETS_AT_REST,
       },
     };
   }
@@ -58,7 +60,7 @@ async function dataProtection(ctx: AppContext) {
       restore_drill: "test/ops/litestream.test.ts replicates, restores and compares a database in CI",
       on_demand_endpoint: "/admin/backup/run" as string | null,
       note: "Litestream's continuous replica is the backup; operators can also take a consistent VACUUM INTO snapshot (path, size and sha256 reported) with POST /admin/backup/run.",
-      secrets_at_rest: "AES-256-GCM under HERALD_MASTER_KEY, kept apart from the backups",
+      secrets_at_rest: SECRETS_AT_REST,
     },
   };
 }

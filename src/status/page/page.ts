@@ -159,11 +159,12 @@ export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<
   const src = await uptimeSource(ctx, 24 * BAR_DAYS, cache);
   const since = await observedSince(ctx);
   const overallBars = dailyBars(src, BAR_DAYS, exclude);
-  const componentBars = dailyBars(componentSource(src), BAR_DAYS, exclude, COMPONENT_IDS);
+  const components = componentSource(src);
+  const componentBars = dailyBars(components, BAR_DAYS, exclude, COMPONENT_IDS);
   const all90 = uptimeFrom(src, 24 * BAR_DAYS, exclude);
   const u: UptimeContext = {
     checks90: all90.checks,
-    components90: uptimeFrom(componentSource(src), 24 * BAR_DAYS, exclude, src.end, COMPONENT_IDS).checks,
+    components90: uptimeFrom(components, 24 * BAR_DAYS, exclude, src.end, COMPONENT_IDS).checks,
     since,
     windowStart: src.end - 24 * BAR_DAYS * 3_600_000,
   };

@@ -5,6 +5,7 @@ import { currentThresholds, pctHundredths, storedThresholds, type Thresholds } f
 import type { AnomalyType } from "../audit/glossary";
 import { pctOf } from "./reports";
 import { dataTime } from "../state";
+import { AlertSide } from "./audit-model";
 
 // alerts.json / alerts.csv: the selected run against its baseline (the complete run before it), read from the
 // runs' aggregates. Threshold comparison is exact, in hundredths of a percent and integers:
@@ -70,19 +71,9 @@ function recommendations(run: RunRow, baseline: RunRow | null, level: string): s
   return out;
 }
 
-/** The two sides of the alert and their fields (alertSide's, in order): alerts.csv's current.<field> and baseline.<field> columns. */
+/** The two sides of the alert and their fields (the AlertSide schema's, in order): alerts.csv's current.<field> and baseline.<field> columns. */
 export const ALERT_SIDES = ["current", "baseline"] as const;
-export const ALERT_SIDE_KEYS = [
-  "run_id",
-  "label",
-  "overall",
-  "signatures_with_anomalies",
-  "rows_total",
-  "sig_delta",
-  "sig_delta_pct",
-  "rows_delta",
-  "rows_delta_pct",
-] as const;
+export const ALERT_SIDE_KEYS = Object.keys(AlertSide.properties) as Array<keyof typeof AlertSide.properties>;
 
 /** One side of the alert: a run's aggregates and their change since the complete run before it (null without one). */
 function alertSide(run: RunRow, before: RunRow | null) {

@@ -74,7 +74,7 @@ const FiltersEcho = t.Object({
 });
 const CompareRow = t.Object({ type: t.String(), selected: t.Integer(), latest: t.Integer(), delta: t.Integer() });
 /** current and baseline of alerts.json: a run's aggregates and their change since the complete run before it. */
-const AlertSide = t.Object({
+export const AlertSide = t.Object({
   run_id: t.Integer(),
   label: t.String(),
   overall: N(Level),
