@@ -12,7 +12,6 @@ import { operatorChange } from "../state";
 import { declarationById, declarations, declarationsPage, insertDeclaration, retract, type DeclarationRow } from "../store/operators";
 import { declarationMatches } from "../store/rows";
 import { bumpState } from "../store/state";
-import type { AdminAuditModel } from "../admin/admin-model";
 
 // Declared movements: what the operators say the treasury will do. A synced transaction that matches an active
 // declaration (direction, exact amount, block time inside the window, the signature when one is named, and a
@@ -70,7 +69,16 @@ export async function activeDeclarations(q: Queryable): Promise<ActiveDeclaratio
   }));
 }
 
-type DeclareInput = typeof AdminAuditModel.declareBody.static;
+export interface DeclareInput {
+  direction: "outflow" | "inflow";
+  amount: string;
+  counterparty?: string;
+  signature?: string;
+  window_start_utc: string;
+  window_end_utc: string;
+  max_transactions?: number;
+  reason: string;
+}
 
 /** A UTC date or date-time ending in Z as ISO text, or a 400 naming the field (`example` follows "a UTC date" in its message). */
 export const utcOrThrow = (text: string, field: string, example = " (2026-01-31)"): string => {
