@@ -70,13 +70,10 @@ export async function prepareCredentials(ctx: AppContext): Promise<FirstStartCre
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
- * The start-up line's way to new credentials when the first start's are lost (serve's "no credential of this
- * database has been used yet"): `herald credentials new` as a command that runs as printed in a fresh shell, where the
- * lost banner's `herald` function is gone and `bun` is not on PATH (npm puts it in node_modules/.bin). So this herald
- * by its absolute path (heraldCommand), preceded by what the command needs of this server's settings: the database
- * file (absolute; on PostgreSQL still where a development master.key lies, beside it), the public address the printed examples call, a SALUTES_DECIMALS
- * other than the default (a command with another value is refused). A setting that must not go into a log — the
- * DATABASE_URL with its password, HERALD_MASTER_KEY — is only named (`also_set`): set it as this server has it.
+ * `herald credentials new` as a command that runs as printed in a fresh shell (no `herald` function, no `bun` on
+ * PATH), for when the first start's credentials are lost: this herald by absolute path, after the settings the
+ * command must share with this server (a different SALUTES_DECIMALS is refused). A setting that must not go into a
+ * log (DATABASE_URL with its password, HERALD_MASTER_KEY) is only named in `also_set`.
  */
 export function newCredentialsHint(config: Config): { command: string; also_set?: string[] } {
   const env = [
@@ -141,7 +138,9 @@ function credentialsBlock(c: FirstStartCredentials, baseUrl: string, herald: str
   ];
 }
 
-const RULE = "===================================================================";
+/** A banner: its heading lines, then the credentials block, between rules. */
+const banner = (heading: string[], c: FirstStartCredentials, baseUrl: string, herald: string) =>
+  ["", ...heading, "", ...credentialsBlock(c, baseUrl, herald), "===================================================================", ""].join("\n");
 
 /**
  * The banner: each credential labelled with the routes it works on, then shell lines that define `herald` and
@@ -149,15 +148,8 @@ const RULE = "==================================================================
  * (test/docs/readme-examples.test.ts runs them against a fresh server).
  */
 export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, herald = heraldCommand()): string {
-  return [
-    "",
-    "================ Herald first start (development) ================",
-    "Three credentials were created for this empty database. They are shown ONCE: store them now.",
-    "",
-    ...credentialsBlock(c, baseUrl, herald),
-    RULE,
-    "",
-  ].join("\n");
+  const heading = "================ Herald first start (development) ================";
+  return banner([heading, "Three credentials were created for this empty database. They are shown ONCE: store them now."], c, baseUrl, herald);
 }
 
 /**
@@ -166,16 +158,12 @@ export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, hera
  * lines of a lost banner can be had again from any shell (test/cli/credentials.test.ts pastes them in a clean one).
  */
 export function newCredentialsBanner(c: FirstStartCredentials, baseUrl: string, revoked: readonly string[], herald = heraldCommand()): string {
-  return [
-    "",
+  const heading = [
     "=================== Herald: new credentials ===================",
     "Three new credentials were created (herald credentials new). They are shown ONCE: store them now.",
     ...(revoked.length
       ? ["Revoked, as never used (--revoke-unused):", ...revoked.map((r) => `  ${r}`)]
       : ["Nothing was revoked: the earlier credentials still work."]),
-    "",
-    ...credentialsBlock(c, baseUrl, herald),
-    RULE,
-    "",
-  ].join("\n");
+  ];
+  return banner(heading, c, baseUrl, herald);
 }

@@ -13,24 +13,12 @@ export const MAX_ROTATION_OVERLAP_HOURS = 24;
 /** The cursor of GET /admin/partners/keys: the last key's created_at and key_id. */
 export const KEY_LIST_CURSOR = ["text", "text"] as const;
 
-export interface PartnerKeyView {
-  key_id: string;
-  partner: string;
-  mode: KeyMode;
-  scopes: Scope[];
-  allowed_ips: string[];
-  status: "active" | "disabled";
-  created_at: string;
-  updated_at: string;
-  last_used_at: string | null;
-  previous_secret_valid_until: string | null;
-  disabled_reason: string | null;
-}
-
 /** A partner_keys row (src/auth/store/keys.ts), its enums narrowed. */
 export type KeyRow = Omit<store.KeyRow, "mode" | "status"> & { mode: KeyMode; status: "active" | "disabled" };
 
-export const toKeyView = (r: KeyRow): PartnerKeyView => ({
+export type PartnerKeyView = ReturnType<typeof toKeyView>;
+
+export const toKeyView = (r: KeyRow) => ({
   key_id: r.key_id,
   partner: r.partner,
   mode: r.mode,
@@ -44,8 +32,8 @@ export const toKeyView = (r: KeyRow): PartnerKeyView => ({
   disabled_reason: r.disabled_reason,
 });
 
-const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
-const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64url");
+type KeyFilter = { partner?: string; mode?: KeyMode; status?: "active" | "disabled" };
+const storeFilter = (f: KeyFilter) => ({ partner: f.partner ?? null, mode: f.mode ?? null, status: f.status ?? null });
 
 export interface CreateKeyInput {
   partner: string;
@@ -215,8 +203,8 @@ export class PartnerKeys {
     alongside?: (t: Queryable, keyId: string) => Promise<void>,
   ): Promise<PartnerKeyView & { secret: string }> {
     const v = validateKeyInput(input);
-    const keyId = KEY_PREFIX[v.mode] + hex(this.ctx.rng.bytes(12));
-    const secret = `hsk_${v.mode === "live" ? "live" : "test"}_` + b64url(this.ctx.rng.bytes(30));
+    const keyId = KEY_PREFIX[v.mode] + Buffer.from(this.ctx.rng.bytes(12)).toString("hex");
+    const secret = this.newSecret(v.mode);
     const now = this.ctx.clock.now().toISOString();
     const secretCiphertext = this.ctx.secrets.seal(secret, keyId);
     await this.ctx.store.tx(async (t) => {
@@ -235,20 +223,19 @@ export class PartnerKeys {
     return { ...toKeyView((await this.find(keyId))!), secret };
   }
 
-  async list(filter: { partner?: string; mode?: KeyMode; status?: "active" | "disabled" } = {}): Promise<PartnerKeyView[]> {
-    const rows = await store.listKeys(this.ctx.store, { partner: filter.partner ?? null, mode: filter.mode ?? null, status: filter.status ?? null });
-    return (rows as KeyRow[]).map(toKeyView);
+  private newSecret(mode: KeyMode): string {
+    return `hsk_${mode === "live" ? "live" : "test"}_` + Buffer.from(this.ctx.rng.bytes(30)).toString("base64url");
+  }
+
+  async list(filter: KeyFilter = {}): Promise<PartnerKeyView[]> {
+    return ((await store.listKeys(this.ctx.store, storeFilter(filter))) as KeyRow[]).map(toKeyView);
   }
 
   /** A page of GET /admin/partners/keys (oldest first, then by id), paged by offset or by a KEY_LIST_CURSOR cursor. */
-  async page(filter: { partner?: string; mode?: KeyMode; status?: "active" | "disabled" }, page: KeyPageRequest) {
+  async page(filter: KeyFilter, page: KeyPageRequest) {
     const [createdAt, keyId] = page.after ?? [];
     const after = typeof createdAt === "string" && typeof keyId === "string" ? { createdAt, keyId } : null;
-    const rows = await store.keysPage(
-      this.ctx.store,
-      { partner: filter.partner ?? null, mode: filter.mode ?? null, status: filter.status ?? null },
-      { after, limit: page.limit + 1, offset: page.offset },
-    );
+    const rows = await store.keysPage(this.ctx.store, storeFilter(filter), { after, limit: page.limit + 1, offset: page.offset });
     const p = keyPageOf(rows, page, (r) => [r.created_at, r.key_id]);
     return { ...p, items: p.items.map(toKeyView) };
   }
@@ -289,7 +276,7 @@ export class PartnerKeys {
       const row = (await store.keyById(t, keyId)) as KeyRow | null;
       if (!row) throw new NotFoundError("partner key", keyId);
       if (row.status !== "active") throw new AppError("conflict", `Key ${keyId} is disabled; create a new key instead of rotating it`);
-      const fresh = `hsk_${row.mode === "live" ? "live" : "test"}_` + b64url(this.ctx.rng.bytes(30));
+      const fresh = this.newSecret(row.mode);
       const rotated = await store.rotateKey(t, {
         keyId,
         expectedCiphertext: row.secret_ciphertext,

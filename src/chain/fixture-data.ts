@@ -46,8 +46,8 @@ export interface FixtureTx {
   signature: string;
   slot: number;
   blockTime: number;
-  from: { owner: string; account: string; pre: bigint };
-  to: { owner: string; account: string; pre: bigint };
+  from: FixtureParty & { pre: bigint };
+  to: FixtureParty & { pre: bigint };
   amount: bigint;
   failed: boolean;
   /** Every address whose getSignaturesForAddress lists this transaction. */
@@ -174,7 +174,7 @@ export class ChainFixture {
 
   /** Token accounts of an owner for a mint (the mint or the LP mint); [] for strangers. */
   tokenAccountsOf(owner: string, mint: string): FixtureTokenAccount[] {
-    const wallet = this.wallets().find((w) => w.owner === owner);
+    const wallet = this.walletOf(owner);
     if (wallet) return mint === this.mint ? wallet.accounts : [];
     const i = this.keys.indexOf(KeyDomain.holderOwner, owner);
     if (i === null || i >= this.holderCount) return [];
@@ -185,7 +185,7 @@ export class ChainFixture {
   }
 
   lamportsOf(address: string): bigint {
-    const wallet = this.wallets().find((w) => w.owner === address);
+    const wallet = this.walletOf(address);
     if (wallet) return wallet.lamports;
     const i = this.keys.indexOf(KeyDomain.holderOwner, address);
     return i === null || i >= this.holderCount ? 0n : this.holderLamports(i);
@@ -218,8 +218,6 @@ export class ChainFixture {
     const kind = index % 4;
     const [from, to] = kind === 0 ? [side(t0), holder(1)] : kind === 1 ? [holder(2), holder(3)] : kind === 2 ? [side(r0), side(t1)] : [holder(4), side(t0)];
     const amount = BigInt((h % 5_000_000) + 1) * 1000n;
-    const failed = index % 9 === 8;
-    const addresses = [this.mint, ...new Set([from.owner, to.owner])].filter((a) => this.isTracked(a) || a === this.mint);
     return {
       index,
       signature: signatureOf(this.seedNum, index),
@@ -228,8 +226,8 @@ export class ChainFixture {
       from: { ...from, pre: amount * 3n + BigInt(h % 777) },
       to: { ...to, pre: BigInt(h % 100_000) },
       amount,
-      failed,
-      addresses,
+      failed: index % 9 === 8,
+      addresses: this.addressesOf(from, to),
       lpChange: index % 5 === 0 ? { owner: t0.owner, account: this.keys.address(KeyDomain.lpAccount, 9_000_000 + index), pre: 5000n, post: 9000n } : null,
     };
   }
@@ -252,10 +250,7 @@ export class ChainFixture {
     const last = this.transactions[this.transactions.length - 1];
     const slot = t.twinOf?.slot ?? (last ? last.slot + 9000 : this.startSlot);
     const blockTime = t.twinOf?.blockTime ?? (last ? last.blockTime + (t.spacingSeconds ?? 3600) : this.endTime);
-    const accountOf = (p: FixtureParty) =>
-      this.wallets()
-        .find((w) => w.owner === p.owner)
-        ?.accounts.find((a) => a.address === p.account);
+    const accountOf = (p: FixtureParty) => this.walletOf(p.owner)?.accounts.find((a) => a.address === p.account);
     const fromAccount = accountOf(t.from);
     const toAccount = accountOf(t.to);
     const tx: FixtureTx = {
@@ -267,7 +262,7 @@ export class ChainFixture {
       to: { ...t.to, pre: toAccount?.amount ?? 0n },
       amount: t.amount,
       failed: false,
-      addresses: [this.mint, ...new Set([t.from.owner, t.to.owner])].filter((a) => this.isTracked(a) || a === this.mint),
+      addresses: this.addressesOf(t.from, t.to),
       lpChange: null,
     };
     if (t.applyToBalances) {
@@ -288,8 +283,13 @@ export class ChainFixture {
     return { owner: this.holderOwner(i), account: this.holderAccount(i) };
   }
 
-  private isTracked(owner: string): boolean {
-    return this.wallets().some((w) => w.owner === owner);
+  private walletOf(owner: string): FixtureWallet | undefined {
+    return this.wallets().find((w) => w.owner === owner);
+  }
+
+  /** The mint and the tracked parties: the addresses whose getSignaturesForAddress lists the transfer. */
+  private addressesOf(from: FixtureParty, to: FixtureParty): string[] {
+    return [this.mint, ...new Set([from.owner, to.owner])].filter((a) => a === this.mint || this.walletOf(a) !== undefined);
   }
 
   /** Signatures listing an address, newest first (what getSignaturesForAddress pages through). */

@@ -7,30 +7,6 @@ import { lastRun } from "./store/job-runs";
 
 export type Freshness = "fresh" | "stale" | "missing" | "not_configured";
 
-export interface TrustContext {
-  data_source: "solana_rpc";
-  chain: "solana";
-  mint: string | null;
-  rpc_host: string | null;
-  snapshot_id: number | null;
-  job: string;
-  job_run_id: number | null;
-  method: string;
-  table: string;
-}
-
-export interface ProofHeader {
-  generated_at_utc: string;
-  status: Freshness;
-  freshness_status: Freshness;
-  age_hours: number | null;
-  stale_after_hours: number;
-  snapshot_at_utc: string | null;
-  reason: string | null;
-  last_run: { job: string; started_at: string; ok: boolean | null; error: string | null } | null;
-  trust_context: TrustContext;
-}
-
 export const NOT_CONFIGURED_REASON = "TOKEN_MINT is not set on this service: no chain data is collected";
 
 export const ageHours = (ctx: AppContext, at: string): number => Math.round(((ctx.clock.now().getTime() - Date.parse(at)) / 3_600_000) * 100) / 100;
@@ -53,14 +29,7 @@ interface SnapshotRef {
  * The common part of a proof over the latest row of one job's table. A failed last run does not change the
  * status by itself (the last good snapshot may still be fresh), but it is always named in `reason`.
  */
-export async function proofHeader(
-  ctx: AppContext,
-  job: ChainJob,
-  table: string,
-  method: string,
-  row: SnapshotRef | null,
-  staleAfterHours: number,
-): Promise<ProofHeader> {
+export async function proofHeader(ctx: AppContext, job: ChainJob, table: string, method: string, row: SnapshotRef | null, staleAfterHours: number) {
   const { status, age_hours } = freshnessOf(ctx, row?.taken_at ?? null, staleAfterHours);
   const run = ctx.chain.configured ? await lastRun(ctx.store, job) : null;
   const failed = run && run.ok === 0 ? `the last ${job} run (${run.started_at}) failed: ${run.error ?? "unknown error"}` : null;
@@ -84,9 +53,9 @@ export async function proofHeader(
 }
 
 /** Where an answer's numbers came from: `row` is the snapshot they were read from, null before the first (or for a rollup). */
-export const trustContext = (ctx: AppContext, job: string, table: string, method: string, row: Omit<SnapshotRef, "taken_at"> | null): TrustContext => ({
-  data_source: "solana_rpc",
-  chain: "solana",
+export const trustContext = (ctx: AppContext, job: string, table: string, method: string, row: Omit<SnapshotRef, "taken_at"> | null) => ({
+  data_source: "solana_rpc" as const,
+  chain: "solana" as const,
   mint: ctx.config.chain.tokenMint ?? null,
   // The host the snapshot came from; before the first snapshot, the host it will be asked of.
   rpc_host: row?.rpc_host ?? ctx.chain.endpoints[0]?.host ?? null,

@@ -46,99 +46,73 @@ export interface PortalPage {
 const AUTH = "docs/partner-auth.md";
 const HTTP = "docs/http-conventions.md";
 
+/** A page of the portal: its slug, title, summary and parts. */
+const page = (slug: string, title: string, summary: string, ...parts: Part[]): PortalPage => ({ slug, title, summary, parts });
+
 export const PORTAL_PAGES: readonly PortalPage[] = [
-  {
-    slug: "",
-    title: "Getting started",
-    summary: "Credentials, the first signed call in curl, TypeScript and Python, and where each topic is",
-    parts: [{ doc: "docs/getting-started.md" }, { generated: "pages" }],
-  },
-  {
-    slug: "signing",
-    title: "Signing requests",
-    summary: "Keys and modes, the canonical string with test vectors, openssl and curl, herald sign, TypeScript and Python",
-    parts: [
-      {
-        doc: AUTH,
-        sections: [
-          "",
-          "1-keys-and-modes",
-          "2-headers",
-          "3-the-canonical-string",
-          "4-worked-example",
-          "5-the-same-signature-with-openssl-and-curl",
-          "6-typescript",
-          "7-herald-sign",
-          "12-secret-rotation",
-        ],
-      },
-      { generated: "signers" },
-    ],
-  },
-  {
-    slug: "idempotency",
-    title: "Idempotency, retries and replays",
-    summary: "One effect per operation: Idempotency-Key, 409 idempotency_replay, what to retry and how",
-    parts: [{ doc: AUTH, sections: ["8-idempotency", "11-retries"] }],
-  },
-  {
-    slug: "sandbox",
-    title: "Sandbox",
-    summary: "Practice data of your own: every sandbox route, fixtures, reset, webhooks, promotion to live",
-    parts: [{ doc: "docs/sandbox.md" }],
-  },
-  {
-    slug: "webhooks",
-    title: "Webhooks and signature verification",
-    summary: "Deliveries, their signatures (and Standard Webhooks), retries, the webhook routes, a complete receiver",
-    parts: [{ doc: "docs/webhooks.md" }],
-  },
-  {
-    slug: "errors",
-    title: "Errors and the error catalog",
-    summary: "The refusal body, the order of the checks, every error code with its status and retry advice",
-    parts: [{ doc: AUTH, sections: ["9-error-answers"] }, { doc: HTTP, sections: ["statuses-outside-the-specs-status-guide"] }, { generated: "catalog" }],
-  },
-  {
-    slug: "limits",
-    title: "Limits",
-    summary: "Requests per minute per key, the rate-limit headers, and what a request body may be",
-    parts: [
-      { doc: AUTH, sections: ["10-rate-limits"] },
-      { doc: HTTP, sections: ["rate-limits", "request-bodies"] },
-    ],
-  },
-  {
-    slug: "sdk",
-    title: "TypeScript SDK",
-    summary: "@herald/client, served by every Herald: download, check, install and call",
-    parts: [{ doc: "docs/sdk.md" }],
-  },
-  {
-    slug: "users",
-    title: "Users and wallets",
-    summary: "Your users, their wallets and wallet verification",
-    parts: [{ doc: "docs/partner-users.md" }],
-  },
-  { slug: "salutes", title: "Salutes", summary: "Exact amounts, credits and debits, the ledger, conversion", parts: [{ doc: "docs/salutes.md" }] },
-  {
-    slug: "status",
-    title: "Partner status and usage",
-    summary: "Your key's health and your traffic, as Herald counts it",
-    parts: [{ doc: "docs/partner-status.md" }],
-  },
-  {
-    slug: "api-reference",
-    title: "API reference and OpenAPI",
-    summary: "The OpenAPI document, what every operation states, generating a client, the code samples",
-    parts: [{ doc: "docs/api-reference.md" }],
-  },
-  {
-    slug: "changelog",
-    title: "Changelog and deprecations",
-    summary: "Versioning, the notice Herald gives, the deprecation calendar and the migration steps",
-    parts: [{ generated: "changelog" }],
-  },
+  page(
+    "",
+    "Getting started",
+    "Credentials, the first signed call in curl, TypeScript and Python, and where each topic is",
+    { doc: "docs/getting-started.md" },
+    { generated: "pages" },
+  ),
+  page(
+    "signing",
+    "Signing requests",
+    "Keys and modes, the canonical string with test vectors, openssl and curl, herald sign, TypeScript and Python",
+    {
+      doc: AUTH,
+      sections: [
+        "",
+        "1-keys-and-modes",
+        "2-headers",
+        "3-the-canonical-string",
+        "4-worked-example",
+        "5-the-same-signature-with-openssl-and-curl",
+        "6-typescript",
+        "7-herald-sign",
+        "12-secret-rotation",
+      ],
+    },
+    { generated: "signers" },
+  ),
+  page("idempotency", "Idempotency, retries and replays", "One effect per operation: Idempotency-Key, 409 idempotency_replay, what to retry and how", {
+    doc: AUTH,
+    sections: ["8-idempotency", "11-retries"],
+  }),
+  page("sandbox", "Sandbox", "Practice data of your own: every sandbox route, fixtures, reset, webhooks, promotion to live", { doc: "docs/sandbox.md" }),
+  page(
+    "webhooks",
+    "Webhooks and signature verification",
+    "Deliveries, their signatures (and Standard Webhooks), retries, the webhook routes, a complete receiver",
+    { doc: "docs/webhooks.md" },
+  ),
+  page(
+    "errors",
+    "Errors and the error catalog",
+    "The refusal body, the order of the checks, every error code with its status and retry advice",
+    { doc: AUTH, sections: ["9-error-answers"] },
+    { doc: HTTP, sections: ["statuses-outside-the-specs-status-guide"] },
+    { generated: "catalog" },
+  ),
+  page(
+    "limits",
+    "Limits",
+    "Requests per minute per key, the rate-limit headers, and what a request body may be",
+    { doc: AUTH, sections: ["10-rate-limits"] },
+    { doc: HTTP, sections: ["rate-limits", "request-bodies"] },
+  ),
+  page("sdk", "TypeScript SDK", "@herald/client, served by every Herald: download, check, install and call", { doc: "docs/sdk.md" }),
+  page("users", "Users and wallets", "Your users, their wallets and wallet verification", { doc: "docs/partner-users.md" }),
+  page("salutes", "Salutes", "Exact amounts, credits and debits, the ledger, conversion", { doc: "docs/salutes.md" }),
+  page("status", "Partner status and usage", "Your key's health and your traffic, as Herald counts it", { doc: "docs/partner-status.md" }),
+  page("api-reference", "API reference and OpenAPI", "The OpenAPI document, what every operation states, generating a client, the code samples", {
+    doc: "docs/api-reference.md",
+  }),
+  page("changelog", "Changelog and deprecations", "Versioning, the notice Herald gives, the deprecation calendar and the migration steps", {
+    generated: "changelog",
+  }),
 ];
 
 /** The path of a page. */

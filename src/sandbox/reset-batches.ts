@@ -11,38 +11,26 @@ import { lockFixtureRowOrHeld } from "./store";
 
 // The first phase of POST /api/partner/sandbox/reset (src/sandbox/reset.ts): the bulk of the partner's sandbox, in
 // bounded batches BEFORE the request's transaction (docs/storage-port.md "Bulk deletes: in batches", issue 71). A
-// sandbox grows without limit (30 requests a minute for months), and one transaction deleting all of it held SQLite's
-// one JavaScript thread, and so every request of the service, /healthz included, for as long as it ran. Each batch
-// here is a statement or a short transaction of at most a batch of rows, with the event loop free between them; the
-// reset's transaction then deletes only what remains (the fixture users and what was written meanwhile) and
-// reseeds. Each owner deletes its own rows (the layering); this file only orders them, children before parents.
+// sandbox grows without limit, and one transaction deleting all of it held SQLite's one thread, /healthz included,
+// for as long as it ran. Each owner deletes its own rows (the layering); this file only orders them.
 
-/** Every table the reset deletes from, as its answer counts them. */
-export type SandboxTable =
-  | "partner_users"
-  | "wallet_links"
-  | "salutes_ledger"
-  | "salutes_balances"
-  | "salutes_conversions"
-  | "donation_claims"
-  | "webhooks"
-  | "webhook_deliveries"
-  | "webhook_attempts"
-  | "events";
+/** Every table the reset deletes from, as its answer counts them (in this order). */
+const SANDBOX_TABLES = [
+  "partner_users",
+  "wallet_links",
+  "salutes_ledger",
+  "salutes_balances",
+  "salutes_conversions",
+  "donation_claims",
+  "webhooks",
+  "webhook_deliveries",
+  "webhook_attempts",
+  "events",
+] as const;
+export type SandboxTable = (typeof SANDBOX_TABLES)[number];
 export type SandboxCounts = Record<SandboxTable, number>;
 
-export const noRowsDeleted = (): SandboxCounts => ({
-  partner_users: 0,
-  wallet_links: 0,
-  salutes_ledger: 0,
-  salutes_balances: 0,
-  salutes_conversions: 0,
-  donation_claims: 0,
-  webhooks: 0,
-  webhook_deliveries: 0,
-  webhook_attempts: 0,
-  events: 0,
-});
+export const noRowsDeleted = (): SandboxCounts => Object.fromEntries(SANDBOX_TABLES.map((table) => [table, 0])) as SandboxCounts;
 
 /** Adds the counts of `more` to `into` (a phase's, a batch's), and answers `into`. */
 export function addCounts(into: SandboxCounts, ...more: ReadonlyArray<Partial<SandboxCounts>>): SandboxCounts {

@@ -12,20 +12,13 @@ import { addCounts, deleteSandboxInBatches, type SandboxCounts, takeResetTurn } 
 export type PreparedRun = <P, T extends object>(prepare: () => Promise<P>, effect: (t: Queryable, prepared: P, lastRun: boolean) => Promise<T>) => Promise<T>;
 
 /**
- * POST /api/partner/sandbox/reset: deletes the partner's whole sandbox practice state and seeds the fixtures again
- * from the calling key's id, in two phases. First the bulk of the rows in bounded batches, each committed on its own
- * with the event loop free between them (src/sandbox/reset-batches.ts; one transaction over a sandbox of months held
- * every request of the service); then the request's idempotent transaction deletes what remains — the webhooks, the
- * fixture users, what was written meanwhile: bounded — and reseeds, so the fixtures and the end state still commit
- * together. `run` claims the Idempotency-Key first (committed as in progress): a replay is answered from its record
- * and a duplicate still running is refused, neither deleting anything. The batches run in the partner's turn on this
- * instance (takeResetTurn), which ends once the answer is settled. Nonces and idempotency records are kept: they guard
- * the key, not the practice data.
+ * POST /api/partner/sandbox/reset, in two phases: the bulk of the rows in bounded batches, each committed on its own
+ * (src/sandbox/reset-batches.ts), then the request's idempotent transaction deletes what remains (bounded) and
+ * reseeds, so the fixtures and the end state commit together. `run` claims the Idempotency-Key first: a replay or a
+ * duplicate still running deletes nothing. Nonces and idempotency records are kept: they guard the key, not the data.
  *
- * What a failure leaves: the batches committed so far stay committed (the ledger entries of some users gone, their
- * balances not yet), the fixture record and users are the old ones, and the next reset — the client's retry —
- * deletes the rest and reseeds. The claim is released on an error, so the retry may reuse the key; after a crash it
- * lapses within a minute (IdempotencyStore.runAsync).
+ * A failure leaves the batches committed so far and the old fixtures; the retry deletes the rest and reseeds (the
+ * claim is released on an error, and lapses within a minute after a crash, IdempotencyStore.runAsync).
  */
 export async function resetSandbox<T extends object>(
   ctx: AppContext,
@@ -53,14 +46,10 @@ export async function resetSandbox<T extends object>(
 export type ResetAnswer = Awaited<ReturnType<typeof finishReset>>;
 
 /**
- * The reset's transaction, with the request's (idempotency) transaction handle `t`: takes the partner's fixture row,
- * deletes what the batches left, reseeds, and answers the rows deleted by the whole reset (`batched`, the batches'
- * counts, plus this transaction's). Two resets of one partner at once (on PostgreSQL: several instances) take turns
- * on the fixture row, which the reset updates in place and never deletes: the second waits until the first commits,
- * then deletes what the first seeded — outside its transaction unless `wait` (the request's last run): finding the
- * row held, its transaction ends and runs again after a pause (src/db/row-held.ts). Sandbox writes hold the same row
- * shared (holdingSandbox), so none lands in between. Each owner clears its own rows, children before parents:
- * webhooks, salutes and donations reference users.
+ * The reset's transaction (`t`): takes the partner's fixture row, deletes what the batches left, reseeds, and answers
+ * the rows the whole reset deleted. Concurrent resets take turns on the fixture row, which is updated in place and never
+ * deleted; unless `wait` (the last run), a held row ends the transaction to run again after a pause outside it
+ * (src/db/row-held.ts). Sandbox writes hold the same row shared (holdingSandbox), so none lands in between.
  */
 export async function finishReset(t: Queryable, ctx: AppContext, owner: Owner, keyId: string, batched: SandboxCounts, wait = true) {
   const partner = owner.partner;
