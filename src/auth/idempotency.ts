@@ -60,11 +60,9 @@ function answerFor(row: store.IdempotencyRow, claim: IdempotencyClaim, nowMs: nu
 
 /**
  * docs/design.md §4 over the storage port. The key is claimed FIRST, in the effect's own transaction: an INSERT … ON
- * CONFLICT DO NOTHING that only one of two concurrent requests can win, on one instance or several (PostgreSQL
- * makes the second wait for the first's transaction, then it answers from the row). The effect and the stored
- * response commit in that same transaction, so "a response is stored" and "the effect happened" are one fact;
- * a failed request stores nothing and a corrected retry may reuse the key. Transactions arriving together
- * share one commit on SQLite (the engine's group commit), which is what keeps the credit path fast.
+ * CONFLICT DO NOTHING only one of two concurrent requests can win (on PostgreSQL the second waits, then answers from
+ * the row). The effect and the stored response commit together, so "a response is stored" and "the effect happened"
+ * are one fact; a failed request stores nothing and a corrected retry may reuse the key.
  */
 export class IdempotencyStore {
   constructor(
@@ -94,25 +92,19 @@ export class IdempotencyStore {
     throw answerFor(row, claim, now.getTime());
   }
 
-  private async complete(t: Queryable, claim: IdempotencyClaim, status: number, result: object): Promise<void> {
-    await store.completeClaim(t, { keyId: claim.keyId, key: claim.key, status, body: JSON.stringify(result) });
+  private complete(t: Queryable, claim: IdempotencyClaim, status: number, result: object): Promise<void> {
+    return store.completeClaim(t, { keyId: claim.keyId, key: claim.key, status, body: JSON.stringify(result) });
   }
 
   /**
-   * Runs the effect under the key in ONE transaction: the deferred nonce (when the guard left it to the effect,
-   * so a concurrent replay fails on it), the claim, the effect and the stored response. With no claim
-   * (idempotency not required and no header) the effect still runs in a transaction. `effect` gets the
-   * transaction's handle and may await only it; a synchronous effect of a group not yet on the port runs on the
-   * SQLite writer inside the same transaction. When the effect fails, its nonce is recorded on its own, so a
-   * refused request cannot be replayed either.
+   * Runs the effect under the key in ONE transaction: the deferred nonce (so a concurrent replay fails on it), the
+   * claim, the effect (awaiting only its handle) and the stored response; with no claim, still in a transaction. When
+   * the effect fails, its nonce is recorded on its own, so a refused request cannot be replayed either.
    *
-   * Round trips (PostgreSQL): the nonce, the claim and the effect's first statements are sent together, without
-   * waiting for the nonce and the claim to answer; their answers decide before the effect's: a replay or a reused
-   * key is answered as such, and whatever the effect wrote meanwhile is rolled back with the transaction. The
-   * effect may leave statements it sent in flight (`t.behind(…)`, TxScope: its outbox event): they ride with
-   * the stored response and, on PostgreSQL, with the COMMIT (TxOptions.lastAnsweredWithCommit), whose answer waits
-   * for theirs. The transaction may share its commit with others
-   * arriving together (group commit on either engine).
+   * Round trips (PostgreSQL): the nonce, the claim and the effect's first statements are sent together; the checks'
+   * answers decide first (a replay or a reused key is answered as such, the effect's writes rolled back). Statements
+   * the effect leaves in flight (`t.behind(…)`: its outbox event) ride with the stored response and the COMMIT
+   * (TxOptions.lastAnsweredWithCommit). The commit may be shared with others arriving together (group commit).
    */
   async run<T extends object>(
     claim: IdempotencyClaim | null,
@@ -154,10 +146,8 @@ export class IdempotencyStore {
       // Not while the database is away: that write would fail too (the request is answered 503, with no effect).
       if (nonce && !nonce.recorded && !(err instanceof StoreUnavailable)) {
         nonce.recorded = true;
-        // Taken meanwhile: a replay of this request ran while this transaction (its nonce insert with it) was being
-        // rolled back. Exactly one of the two is the replay, so this one is answered as one — on PostgreSQL the
-        // other's insert waited on this one's row and found it gone (the rollback) — whatever this one's own
-        // refusal was.
+        // Taken meanwhile: a replay ran while this transaction (its nonce insert with it) was rolled back. Exactly
+        // one of the two is the replay, so this one is answered as one, whatever its own refusal was.
         if (!(await this.nonces!.use(nonce.keyId, nonce.nonce))) throw replayDetected();
       }
       throw err;
@@ -165,12 +155,10 @@ export class IdempotencyStore {
   }
 
   /**
-   * For effects that must await something else (network I/O), which no transaction may wait for: claim the key
-   * as in progress (committed, with a lock that lapses after IN_PROGRESS_LOCK_MS if this process dies, so a
-   * concurrent duplicate sees it), prepare, then commit the effect's rows with the stored response; on failure
-   * release the claim so a retry can run. A commit that finds a row it needs held by another transaction may throw
-   * RowHeldElsewhere rather than wait for it inside its own: its transaction is run again after a pause outside any
-   * (src/db/row-held.ts), with `lastRun` true once that has gone on long enough that it should wait for the row.
+   * For effects that must await network I/O, which no transaction may wait for: claim the key as in progress
+   * (committed, its lock lapsing after IN_PROGRESS_LOCK_MS if this process dies), prepare, then commit the effect's
+   * rows with the stored response; on failure release the claim so a retry can run. A commit that finds a row held
+   * elsewhere may throw RowHeldElsewhere and run again after a pause (src/db/row-held.ts; `lastRun`: wait for it).
    */
   async runAsync<P, T extends object>(
     claim: IdempotencyClaim | null,

@@ -1,5 +1,5 @@
 import { commaList } from "../config/parse";
-import type { ChainFixture, FixtureTx } from "./fixture-data";
+import type { ChainFixture, FixtureParty, FixtureTx } from "./fixture-data";
 
 // Planted audit anomalies for `herald dev-rpc --plant …` and the transparency tests: a clean base history, one
 // planted case per anomaly type with a known amount, in two acts. Act 1 is there from the start; act 2 begins
@@ -76,18 +76,14 @@ export function plantAnomalies(f: ChainFixture, types: readonly Plantable[]): An
   internal(5_000_000_000n);
   f.appendTransfer({ from: f.holderParty(1), to: f.holderParty(2), amount: 900_000_000n });
   internal(15_000_000_000n);
-  if (want.has("untracked_outflow")) {
-    const tx = f.appendTransfer({ from: f.walletParty(t0), to: f.holderParty(3), amount: PLANTED_AMOUNTS.untracked_outflow, applyToBalances: true });
-    record("untracked_outflow", 1, tx, PLANTED_AMOUNTS.untracked_outflow, "treasury → holder 3, no declaration");
-  }
-  if (want.has("untracked_inflow")) {
-    const tx = f.appendTransfer({ from: f.holderParty(5), to: f.walletParty(r0), amount: PLANTED_AMOUNTS.untracked_inflow, applyToBalances: true });
-    record("untracked_inflow", 1, tx, PLANTED_AMOUNTS.untracked_inflow, "holder 5 → reserve, no declaration");
-  }
-  if (want.has("large_transfer")) {
-    const tx = f.appendTransfer({ from: f.walletParty(t0), to: f.holderParty(7), amount: PLANTED_AMOUNTS.large_transfer, applyToBalances: true });
-    record("large_transfer", 1, tx, PLANTED_AMOUNTS.large_transfer, "treasury → holder 7, above the default large_transfer_amount (1,000,000)");
-  }
+  const transfer = (type: "untracked_outflow" | "untracked_inflow" | "large_transfer", from: FixtureParty, to: FixtureParty, note: string) => {
+    if (!want.has(type)) return;
+    const amount = PLANTED_AMOUNTS[type];
+    record(type, 1, f.appendTransfer({ from, to, amount, applyToBalances: true }), amount, note);
+  };
+  transfer("untracked_outflow", f.walletParty(t0), f.holderParty(3), "treasury → holder 3, no declaration");
+  transfer("untracked_inflow", f.holderParty(5), f.walletParty(r0), "holder 5 → reserve, no declaration");
+  transfer("large_transfer", f.walletParty(t0), f.holderParty(7), "treasury → holder 7, above the default large_transfer_amount (1,000,000)");
   if (want.has("duplicate_signature")) {
     const first = internal(PLANTED_AMOUNTS.duplicate_signature);
     const twin = internal(PLANTED_AMOUNTS.duplicate_signature, first);

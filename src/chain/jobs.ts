@@ -16,7 +16,7 @@ export type ChainJob = (typeof CHAIN_JOBS)[number];
 export function registerChainJobs(ctx: AppContext): void {
   const configured = ctx.chain.configured;
   const s = ctx.config.chain.schedules;
-  const job = (name: ChainJob, pattern: string, description: string, work: (runId: number | null) => Promise<unknown> | unknown) =>
+  const job = (name: ChainJob, pattern: string, description: string, work: (ctx: AppContext, runId: number | null) => Promise<unknown>) =>
     ctx.jobs.register({
       name,
       pattern,
@@ -27,24 +27,21 @@ export function registerChainJobs(ctx: AppContext): void {
           ctx.log.debug("chain job skipped: TOKEN_MINT is not set", { job: name });
           return { idle: true };
         }
-        const out = (await work(runId)) as { id?: number } | undefined;
+        const out = (await work(ctx, runId)) as { id?: number } | undefined;
         ctx.log.info("chain snapshot written", { job: name, run_id: runId, snapshot_id: out?.id ?? null });
         return { idle: false };
       },
     });
-  job("token-snapshot", s.tokenSnapshot, "Supply, treasury and reserve balances, circulating supply (CHAIN_TOKEN_SNAPSHOT_CRON)", (id) =>
-    takeTokenSnapshot(ctx, id),
+  job("token-snapshot", s.tokenSnapshot, "Supply, treasury and reserve balances, circulating supply (CHAIN_TOKEN_SNAPSHOT_CRON)", takeTokenSnapshot);
+  job("holders-snapshot", s.holdersSnapshot, "Scans every token account of the mint (amounts only): holders and top-1/5/10 concentration", takeHoldersSnapshot);
+  job(
+    "mint-authority-snapshot",
+    s.mintAuthority,
+    "Mint and freeze authority against EXPECTED_MINT_AUTHORITY / EXPECTED_FREEZE_AUTHORITY",
+    takeMintAuthoritySnapshot,
   );
-  job("holders-snapshot", s.holdersSnapshot, "Scans every token account of the mint (amounts only): holders and top-1/5/10 concentration", (id) =>
-    takeHoldersSnapshot(ctx, id),
-  );
-  job("mint-authority-snapshot", s.mintAuthority, "Mint and freeze authority against EXPECTED_MINT_AUTHORITY / EXPECTED_FREEZE_AUTHORITY", (id) =>
-    takeMintAuthoritySnapshot(ctx, id),
-  );
-  job("transaction-sync", s.transactionSync, "Stores new signatures of the treasury, reserve and mint addresses with their token deltas", (id) =>
-    syncTransactions(ctx, id),
-  );
-  job("holder-growth", s.holderGrowth, "Records a holder-count point from the latest holders snapshot", (id) => recordHolderGrowth(ctx, id));
+  job("transaction-sync", s.transactionSync, "Stores new signatures of the treasury, reserve and mint addresses with their token deltas", syncTransactions);
+  job("holder-growth", s.holderGrowth, "Records a holder-count point from the latest holders snapshot", recordHolderGrowth);
   ctx.metrics.gauge(
     "herald_chain_rpc_breakers_open",
     "Solana RPC URLs whose circuit breaker is open or half-open.",

@@ -47,29 +47,15 @@ export function createChainClient(ctx: Pick<AppContext, "config" | "store" | "cl
   });
 }
 
-export interface RpcHostHealth {
-  host: string;
-  breaker: ReturnType<ChainClient["health"]>[number]["state"];
-  consecutive_failures: number;
-  opened_at: string | null;
-  calls: number;
-  failures: number;
-  error_rate_pct: number | null;
-  p50_latency_ms: number | null;
-  last_outcome: string | null;
-  last_error: string | null;
-  last_success_at: string | null;
-}
-
 /**
  * Per-URL health over the last `windowMinutes`: what the status engine's RPC check reads. Failures are attempts
  * whose outcome is not ok (a retried-then-successful call shows its failed attempts too: that is the signal).
  * Breakers are this instance's; the outcomes are every instance's.
  */
-export async function rpcHealth(ctx: AppContext, windowMinutes = 60): Promise<{ configured: boolean; window_minutes: number; hosts: RpcHostHealth[] }> {
+export async function rpcHealth(ctx: AppContext, windowMinutes = 60) {
   await ctx.chain.flushRecords(); // buffered off the call path: judge the latest attempts too
   const since = new Date(ctx.clock.now().getTime() - windowMinutes * 60_000).toISOString();
-  const hosts: RpcHostHealth[] = [];
+  const hosts = [];
   for (const h of ctx.chain.health()) {
     const w = await hostWindow(ctx.store, h.host, since);
     const { last, lastOkAt } = await hostLatest(ctx.store, h.host);

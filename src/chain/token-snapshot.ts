@@ -96,10 +96,10 @@ export function reviewAuthorities(
   if (em !== undefined && em !== actualMint) mismatchFields.push("mint_authority");
   if (ef !== undefined && ef !== actualFreeze) mismatchFields.push("freeze_authority");
   return {
+    expectation_configured: configured,
     review_status: reviewStatusOf(actualMint, actualFreeze),
     // An unconfigured side is taken as it is: the expectation speaks only about what was configured.
     expected_review_status: configured ? reviewStatusOf(em === undefined ? actualMint : em, ef === undefined ? actualFreeze : ef) : null,
-    expectation_configured: configured,
     mismatch: mismatchFields.length > 0,
     mismatch_fields: mismatchFields,
   };
@@ -131,10 +131,7 @@ export async function takeMintAuthoritySnapshot(ctx: AppContext, runId: number |
     freeze_authority: freezeAuthority,
     expected_mint_authority: chain.expectedMintAuthority ?? null,
     expected_freeze_authority: chain.expectedFreezeAuthority ?? null,
-    expectation_configured: review.expectation_configured,
-    review_status: review.review_status,
-    expected_review_status: review.expected_review_status,
-    mismatch: review.mismatch,
+    ...review,
     mismatch_fields: JSON.stringify(review.mismatch_fields),
     rpc_host: host,
     method: MINT_AUTHORITY_METHOD,

@@ -5,12 +5,9 @@ import { insertSnapshot, snapshotHead } from "./store/snapshots";
 import { cursorOf, insertTransaction, isStored, moveCursor } from "./store/transactions";
 
 // transaction-sync: for each tracked address (treasury, reserve and LP wallets, and the mint), the signatures newer
-// than the last one stored (`until`), fetched oldest first and stored once each (the signature is the primary
-// key). The cursor moves with every stored signature, in the same transaction, so a run that dies half way resumes
-// where it stopped and a repeated run finds nothing new. Two runs that overlap (a manual run beside the scheduled
-// one) store each signature once (ON CONFLICT DO NOTHING; the second counts it as already stored) and never move
-// a cursor back (src/chain/store/transactions.ts moveCursor). The RPC calls happen between transactions, never
-// inside one.
+// than the last one stored, oldest first, each stored once (the signature is the primary key). The cursor moves with
+// every stored signature, in the same transaction, so a run that dies half way resumes where it stopped; overlapping
+// runs store each signature once and never move a cursor back (moveCursor). RPC calls happen between transactions.
 
 export const TX_SYNC_METHOD = "getSignaturesForAddress(until = last stored) + getTransaction(jsonParsed) per new signature";
 const PAGE = 1000;

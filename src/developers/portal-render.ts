@@ -79,24 +79,17 @@ export interface ComposedPage {
   readonly sources: readonly string[];
 }
 
+/** Sections of `docPath`'s text as HTML on the page `slug`, their links resolved for it. */
+const renderSections = (sections: LexedDoc["sections"], slug: string, docPath: string) =>
+  renderTokens(
+    sections.flatMap((s) => s.tokens),
+    linkResolver(slug, docPath),
+  );
+
 function generated(kind: GeneratedPart, page: PortalPage, ctx: AppContext, registry: Registry): string {
-  const markdown = (text: string) => {
-    const doc = lexDoc(GENERATED, text);
-    return renderTokens(
-      doc.sections.flatMap((s) => s.tokens),
-      linkResolver(page.slug, GENERATED),
-    );
-  };
-  switch (kind) {
-    case "pages":
-      return markdown(pagesMarkdown());
-    case "signers":
-      return markdown(signersMarkdown());
-    case "catalog":
-      return catalogSection().value;
-    case "changelog":
-      return markdown(changelogMarkdown(ctx, registry));
-  }
+  if (kind === "catalog") return catalogSection().value;
+  const text = kind === "pages" ? pagesMarkdown() : kind === "signers" ? signersMarkdown() : changelogMarkdown(ctx, registry);
+  return renderSections(lexDoc(GENERATED, text).sections, page.slug, GENERATED);
 }
 
 /** The files a part the portal writes itself is made from. */
@@ -118,13 +111,7 @@ export function composePage(page: PortalPage, ctx: AppContext, registry: Registr
       if (from) sources.push(from);
       continue;
     }
-    const sections = sectionsOf(lexed(part.doc), part.sections);
-    html.push(
-      renderTokens(
-        sections.flatMap((s) => s.tokens),
-        linkResolver(page.slug, part.doc),
-      ),
-    );
+    html.push(renderSections(sectionsOf(lexed(part.doc), part.sections), page.slug, part.doc));
     sources.push(part.sections ? `${part.doc} (in part)` : part.doc);
   }
   return { html: html.join("\n"), sources };

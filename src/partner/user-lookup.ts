@@ -45,12 +45,8 @@ export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilte
     offset: page.offset,
   });
   const p = pageOf(rows, page, (r) => r.id);
-  const wallets = filter.includeWallets
-    ? await walletsByUser(
-        ctx.store,
-        p.items.map((u) => u.id),
-      )
-    : null;
+  const ids = p.items.map((u) => u.id);
+  const wallets = filter.includeWallets ? await walletsByUser(ctx.store, ids) : null;
   return {
     count: p.count,
     items: p.items.map((u) => userView(u, wallets?.get(u.id))),

@@ -89,13 +89,8 @@ export async function createUser(t: Queryable, ctx: Pick<AppContext, "clock" | "
   return { external_id: user.external_id, user: await loadView(t, user.id, true) };
 }
 
-export interface PatchUserInput {
-  username?: string | null;
-  display_name?: string | null;
-  email?: string | null;
-  status?: "active" | "suspended";
-  is_verified?: boolean;
-}
+/** What PATCH /users/{id} takes (its body, as validated). */
+export type PatchUserInput = Static<typeof UsersModel.patchBody>;
 
 function normalisePatch(input: PatchUserInput): Partial<Record<Patchable, string | number | null>> {
   if (!PATCHABLE.some((f) => input[f] !== undefined)) {

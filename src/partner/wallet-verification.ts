@@ -56,30 +56,20 @@ export async function walletVerification(ctx: AppContext, owner: Owner, address:
     throw new AppError("invalid_query", `Invalid wallet: ${check.problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, { details: check.problems });
   }
   const row = await walletWithUser(ctx.store, owner, blockchain!, address);
-  if (!row) {
-    return {
-      wallet: address,
-      blockchain: blockchain!,
-      wallet_states: { linked: false, connected_session: false, verified: false, stale_verification: false, hidden: false },
-      verification: verificationOf(null, ctx.clock.now(), ctx.config.walletReverifyDays),
-      owner: null,
-      state_model: [...WALLET_STATE_MODEL],
-    };
-  }
   // A verified flag without a timestamp (never written by Herald) counts as unverified: freshness needs an age.
-  const verification = verificationOf(row.verified ? row.verified_at : null, ctx.clock.now(), ctx.config.walletReverifyDays);
+  const verification = verificationOf(row?.verified ? row.verified_at : null, ctx.clock.now(), ctx.config.walletReverifyDays);
   return {
-    wallet: row.wallet_address,
-    blockchain: row.blockchain,
+    wallet: row?.wallet_address ?? address,
+    blockchain: row?.blockchain ?? blockchain!,
     wallet_states: {
-      linked: true,
-      connected_session: row.session_connected_at !== null,
+      linked: row !== null,
+      connected_session: row !== null && row.session_connected_at !== null,
       verified: verification.verified,
       stale_verification: verification.freshness === "stale",
-      hidden: row.is_hidden === 1,
+      hidden: row?.is_hidden === 1,
     },
     verification,
-    owner: { user_id: row.user_id, external_id: row.external_id, is_primary: row.is_primary === 1, is_hidden: row.is_hidden === 1 },
+    owner: row && { user_id: row.user_id, external_id: row.external_id, is_primary: row.is_primary === 1, is_hidden: row.is_hidden === 1 },
     state_model: [...WALLET_STATE_MODEL],
   };
 }

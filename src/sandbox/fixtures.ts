@@ -183,13 +183,10 @@ export async function seedFixtures(t: Queryable, ctx: AppContext, owner: Owner, 
 }
 
 /**
- * The reset's reseed, with its transaction handle `t`: takes the partner's fixture row (waiting for any other
- * reset or sandbox write that holds it; src/sandbox/store.ts), lets `clear` delete the practice rows, then writes
- * the plan of `seedKeyId` and records it on the same row. The row is updated, never deleted and inserted again,
- * so every reset of the partner waits for the one before it, on one instance or several. Unless `wait`, on PostgreSQL
- * it waits outside `t`: a row another transaction holds is RowHeldElsewhere (lockFixtureRowOrHeld), and the caller
- * runs `t` again after a pause (src/db/row-held.ts), so that resets queued on the row never spend their transactions'
- * deadlines waiting in them.
+ * The reset's reseed in `t`: takes the partner's fixture row (src/sandbox/store.ts), lets `clear` delete the practice
+ * rows, then writes the plan of `seedKeyId` and records it on the same row, which is updated and never deleted, so
+ * resets of a partner take turns on it. Unless `wait`, a row held elsewhere on PostgreSQL is RowHeldElsewhere
+ * (lockFixtureRowOrHeld) and the caller runs `t` again after a pause outside it (src/db/row-held.ts).
  */
 export async function reseedFixtures<D>(
   t: Queryable,
@@ -208,9 +205,8 @@ export async function reseedFixtures<D>(
 }
 
 /**
- * On the first call of any sandbox route, seeds the fixtures from that key's id — once per partner: every sandbox
- * key of a partner shares one practice state (owner = partner + sandbox). Two first calls at once, on one
- * instance or several over one database, both find no row; seedFixtures' claim lets one seed, and the other
+ * On the first call of any sandbox route, seeds the fixtures from that key's id, once per partner (every sandbox key
+ * of a partner shares one practice state). Of two first calls at once, seedFixtures' claim lets one seed; the other
  * reads the winner's record once its own (empty) transaction has ended.
  */
 export async function ensureFixtures(ctx: AppContext, owner: Owner, keyId: string): Promise<FixtureRecord> {
@@ -249,12 +245,10 @@ export async function openSandbox(ctx: AppContext, actor: PartnerActor): Promise
 }
 
 /**
- * Wraps the effect of a sandbox write (any but the reset) so that its transaction first holds the partner's
- * fixture row, shared (src/sandbox/store.ts), and hands the effect the fixture record as of then (which no reset
- * changes before the effect commits): concurrent writes go on side by side, while a reset waits for them and they
- * for a reset. Without it, on PostgreSQL a credit could add a ledger row to a user that a concurrent reset
- * is deleting (a foreign-key failure in one of the two) or land after the reset's deletes and survive it. The
- * handler opened the sandbox first (openSandbox), so the row exists; no row is a fault of the handler.
+ * Wraps a sandbox write's effect (any but the reset) so its transaction first holds the partner's fixture row,
+ * shared, and hands the effect the record as of then: writes go on side by side, while a reset waits for them and
+ * they for it. Without it, on PostgreSQL a credit could name a user a concurrent reset is deleting, or land after
+ * the reset's deletes and survive it. The handler opened the sandbox first, so a missing row is its fault.
  */
 export function holdingSandbox<T, Q extends Queryable = Queryable>(owner: Owner, effect: (t: Q, fixtures: FixtureRecord) => Promise<T>): (t: Q) => Promise<T> {
   return async (t) => {

@@ -5,9 +5,8 @@ import type { RowOf } from "../db/rows";
 import { type DeliveryRow, Where } from "../webhooks/service";
 import type { sandboxFixtures } from "./tables";
 
-// The sandbox's own table has its row type from its definition; the other domains' tables it reads as a read model
-// (test/conventions/layering.test.ts lists them) are typed here by the columns it selects, since a domain reaches
-// another's files only through its service — or, for a delivery record, by the row type the webhooks service gives.
+// Other domains' tables read here as a read model (test/conventions/layering.test.ts lists them) are typed by the
+// columns selected: a domain reaches another's files only through its service.
 interface WebhookColumns {
   target_url: string;
   secret_ciphertext: string;
@@ -15,10 +14,9 @@ interface WebhookColumns {
   previous_secret_valid_until: string | null;
 }
 
-// The sandbox's own SQL, written once for both engines (docs/design.md §8a): its fixture record, and the reads of
-// other domains' sandbox rows that no domain verb answers (the sandbox delivery list with its user filter, the
-// simulator's delivery source, the promotion report). Every read of practice rows names mode = 'sandbox' as a
-// LITERAL, never a parameter: whatever partner it is handed, it cannot read a live row.
+// The sandbox's own SQL for both engines (docs/design.md §8a): its fixture record, and the reads of other domains'
+// sandbox rows no domain verb answers. Every read of practice rows names mode = 'sandbox' as a LITERAL, never a
+// parameter: whatever partner it is handed, it cannot read a live row.
 
 // ---- sandbox_fixtures
 
@@ -46,13 +44,10 @@ export const setFixtureUserIds = (t: Queryable, partner: string, userIdsJson: st
   t.run("UPDATE sandbox_fixtures SET user_ids = ? WHERE partner = ?", [userIdsJson, partner]);
 
 /**
- * Takes the partner's fixture row for a reset and records the reset on it, in one statement that always ends
- * holding the row for the rest of transaction `t`: an upsert inserts the row when there is none (a reset before
- * any other sandbox call) and otherwise updates it in place, counting the reset. The row is never deleted, so the
- * lock is on a row that stays: on PostgreSQL a second reset (or a sandbox write holding the row, below) makes
- * this wait, and once the holder commits it updates the row the holder left — ON CONFLICT DO UPDATE settles on
- * insert-or-update whatever ran before it. `user_ids` is emptied here and set again once the plan is written,
- * in the same transaction. Returns the reset count now recorded.
+ * Takes the partner's fixture row for a reset and records the reset on it, in one upsert that always ends holding
+ * the row for the rest of `t`. The row is never deleted, so the lock is on a row that stays: on PostgreSQL a second
+ * reset (or a sandbox write holding the row) makes this wait, then updates the row the holder left. `user_ids` is
+ * emptied here and set again in the same transaction. Returns the reset count now recorded.
  */
 export async function takeFixtureRowForReset(t: Queryable, rec: FixtureRecord): Promise<number> {
   const row = await t.get<Pick<FixtureRecord, "reset_count">>(
@@ -67,43 +62,34 @@ export async function takeFixtureRowForReset(t: Queryable, rec: FixtureRecord): 
 }
 
 /**
- * One of the two per-engine fragments of the fixture row's locks: a shared row lock on PostgreSQL, which any number
- * of sandbox writes hold at once and a reset's upsert waits for (and they for it). SQLite has no row locks and needs
- * none: a transaction holds the one writer, so a reset never runs beside another write.
+ * The fixture row's shared lock: on PostgreSQL any number of sandbox writes hold it at once and a reset's upsert
+ * waits for them (they for it). SQLite needs none: a transaction holds the one writer.
  */
 const SHARED_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR SHARE", sqlite: "" };
 
 /**
- * Holds the partner's fixture row, shared, for the rest of transaction `t`, and reads it: null when the partner
- * has no row (its sandbox was never opened). A sandbox write takes this before it touches practice rows, so a
- * reset never deletes the user, webhook or balance a concurrent write is adding to, the write never lands between
- * the reset's deletes and its new fixtures, and the record read stays the current one until `t` ends.
+ * Holds the partner's fixture row, shared, for the rest of `t`, and reads it (null: sandbox never opened). A sandbox
+ * write takes this first, so a reset never deletes rows a concurrent write is adding to, nor does the write land
+ * between the reset's deletes and its new fixtures.
  */
 export const holdFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
   t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${SHARED_ROW_LOCK[t.dialect]}`, [partner]);
 
-/**
- * The other: an exclusive row lock on PostgreSQL, of the strength the reset's own upsert takes (FOR NO KEY UPDATE:
- * no key of the row changes). It waits for the sandbox writes that hold the row shared and they for it; SQLite needs
- * none, as above.
- */
+/** The exclusive lock, of the strength the reset's own upsert takes (FOR NO KEY UPDATE: no key changes); SQLite: none. */
 const EXCLUSIVE_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR NO KEY UPDATE", sqlite: "" };
 
 /**
- * Holds the partner's fixture row exclusively for the rest of transaction `t`, and reads it. A batch of the reset
- * that deletes users (src/sandbox/reset-batches.ts) takes it first: no sandbox write is between finding a user and
- * writing a row that names it (a credit, a wallet) while the batch deletes that user, and the fixture users the batch
- * must leave to the reset's transaction are the ones recorded now, which no one changes before `t` ends.
+ * Holds the partner's fixture row exclusively for the rest of `t`, and reads it. A reset batch that deletes users
+ * (src/sandbox/reset-batches.ts) takes it first: no sandbox write is between finding a user and naming it in a row,
+ * and the fixture users the batch must keep are the ones recorded now.
  */
 export const lockFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
   t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${EXCLUSIVE_ROW_LOCK[t.dialect]}`, [partner]);
 
 /**
- * lockFixtureRow without waiting, for a reset (issue 74, item 11): on PostgreSQL, when another transaction holds the
- * row (another instance's reset, a sandbox write), throws RowHeldElsewhere instead of waiting for it inside `t`, whose
- * deadline would run meanwhile; the reset waits outside any transaction and runs `t` again (src/db/row-held.ts). With
- * `wait` (the last run, src/db/row-held.ts) it waits as lockFixtureRow does. SQLite: lockFixtureRow (no row locks).
- * Null when the partner has no row.
+ * lockFixtureRow without waiting (issue 74, item 11): on PostgreSQL a row held elsewhere throws RowHeldElsewhere
+ * rather than spend `t`'s deadline waiting; the reset waits outside any transaction and runs `t` again
+ * (src/db/row-held.ts). With `wait` (the last run), and on SQLite, it is lockFixtureRow.
  */
 export async function lockFixtureRowOrHeld(t: Queryable, partner: string, wait: boolean): Promise<FixtureRecord | null> {
   if (wait || t.dialect === "sqlite") return lockFixtureRow(t, partner);
@@ -126,10 +112,8 @@ export function fixtureUserRows(q: Queryable, partner: string, ids: number[]): P
 // ---- sandbox delivery records (src/sandbox/webhook-events.ts)
 
 /**
- * The one per-engine fragment of the sandbox: `data.user_id` of an event, as text. Event data is JSON text
- * (docs/design.md §8a) and the two engines share no JSON accessor — SQLite has json_extract, PostgreSQL the ->>
- * operator on a json cast. Both give the string "42" for the "42" every event writes. Tested on both engines by
- * test/sandbox/webhooks.test.ts (the user_id filter).
+ * `data.user_id` of an event, as text: event data is JSON text (docs/design.md §8a) and the engines share no JSON
+ * accessor. Both give "42" for the "42" every event writes (test/sandbox/webhooks.test.ts, the user_id filter).
  */
 export const eventUserIdSql = (dialect: Dialect, column: string): string =>
   dialect === "postgres" ? `(${column}::json ->> 'user_id')` : `json_extract(${column}, '$.user_id')`;

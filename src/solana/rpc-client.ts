@@ -63,29 +63,26 @@ const attemptError = new AsyncLocalStorage<{ error: RpcCallError | null }>();
 
 /** web3.js's fetch, with our deadline over headers and body, and HTTP statuses turned into typed errors. */
 function timedFetch(timeoutMs: number): NonNullable<ConnectionConfig["fetch"]> {
-  const typed = async (input: unknown, init?: RequestInit) => {
+  const typedFetch = async (input: unknown, init?: RequestInit) => {
     try {
       const res = await fetch(input as string, { method: init?.method, headers: init?.headers, body: init?.body, signal: AbortSignal.timeout(timeoutMs) });
       const text = await res.text();
       if (!res.ok) throw httpError(res.status, res.headers.get("retry-after"));
       return new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
     } catch (err) {
-      if (err instanceof RpcCallError) throw err;
       const name = (err as { name?: string }).name;
-      if (name === "TimeoutError" || name === "AbortError") throw timeoutError(timeoutMs);
-      throw new RpcCallError("network", `cannot reach the RPC node: ${(err as Error).message ?? String(err)}`, { retryable: true, hostFault: true });
-    }
-  };
-  const wrapped = async (input: unknown, init?: RequestInit) => {
-    try {
-      return await typed(input, init);
-    } catch (err) {
+      const typed =
+        err instanceof RpcCallError
+          ? err
+          : name === "TimeoutError" || name === "AbortError"
+            ? timeoutError(timeoutMs)
+            : new RpcCallError("network", `cannot reach the RPC node: ${(err as Error).message ?? String(err)}`, { retryable: true, hostFault: true });
       const slot = attemptError.getStore();
-      if (slot) slot.error = err as RpcCallError;
-      throw err;
+      if (slot) slot.error = typed;
+      throw typed;
     }
   };
-  return wrapped as unknown as NonNullable<ConnectionConfig["fetch"]>;
+  return typedFetch as unknown as NonNullable<ConnectionConfig["fetch"]>;
 }
 
 export class ChainClient {

@@ -3,9 +3,7 @@ import type { Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { idempotencyRecords } from "../tables";
 
-// idempotency_records (docs/design.md §4): the key is CLAIMED FIRST, inside the effect's transaction, so that of two
-// requests with one key — on one instance or two — exactly one runs the effect: the second's INSERT … ON CONFLICT
-// DO NOTHING finds the first's row (on PostgreSQL it waits for the first transaction to end) and answers from it.
+// idempotency_records (docs/design.md §4): the only SQL that touches it; the claim-first rule is IdempotencyStore's.
 
 export type IdempotencyRow = Pick<
   RowOf<typeof idempotencyRecords>,

@@ -33,15 +33,11 @@ export async function insertCalls(t: Queryable, rows: readonly RpcAttemptRecord[
   }
 }
 
-export interface HostWindow {
-  calls: number;
-  failures: number;
-  /** The median latency of the successful calls (the lower middle of an even count), or null without any. */
-  p50_latency_ms: number | null;
-}
-
-/** A host's attempts since `sinceIso`: how many, how many did not succeed, and the median latency of those that did. */
-export async function hostWindow(q: Queryable, host: string, sinceIso: string): Promise<HostWindow> {
+/**
+ * A host's attempts since `sinceIso`: how many, how many did not succeed, and the median latency of those that did
+ * (the lower middle of an even count; null without any).
+ */
+export async function hostWindow(q: Queryable, host: string, sinceIso: string) {
   const agg = (await q.get<{ calls: number; failures: number; oks: number }>(
     `SELECT count(*) AS calls, count(*) FILTER (WHERE outcome <> 'ok') AS failures, count(*) FILTER (WHERE outcome = 'ok') AS oks
      FROM chain_rpc_calls WHERE host = ? AND at >= ?`,

@@ -2,11 +2,9 @@ import type { Dialect, Param, Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { chainHolderGrowth, chainHolderSnapshots, chainMintAuthoritySnapshots, chainSyncRuns, chainTokenSnapshots } from "../tables";
 
-// The chain snapshot tables' SQL, on the storage port (the same statements on SQLite and PostgreSQL). Snapshot
-// rows are only ever inserted; every read is "the latest rows of this mint". "Latest" is the highest id: ids are
-// drawn when a row is inserted, and a job takes its time just before inserting, so the highest id is the newest
-// snapshot. That is no watermark (nothing reads "rows after id N"): a row committed late with a lower id is
-// simply not the latest one.
+// The chain snapshot tables' SQL, the same on both engines. Rows are only inserted; every read is "the latest rows
+// of this mint", the highest id (a job takes its time just before inserting). That is no watermark (nothing reads
+// "rows after id N"): a row committed late with a lower id is simply not the latest one.
 
 export type TokenSnapshotRow = RowOf<typeof chainTokenSnapshots>;
 export type HolderSnapshotRow = RowOf<typeof chainHolderSnapshots>;
@@ -61,11 +59,9 @@ export async function insertSnapshot(q: Queryable, table: ChainSnapshotTable, ro
 }
 
 /**
- * PostgreSQL: locks the holders snapshot a growth point is about to be computed from, for the rest of the
- * transaction, so that two holder-growth runs that overlap (a manual run beside the scheduled one, or a run that
- * outlived its lease) take turns: the second then reads the first's point as its previous one (delta 0) instead
- * of both computing from the same previous point. SQLite needs nothing: its transactions hold the one write lock
- * from BEGIN IMMEDIATE. SELECT … FOR UPDATE is PostgreSQL's; SQLite has no row locks, hence the fragment.
+ * PostgreSQL: locks the holders snapshot a growth point is computed from, for the rest of the transaction, so two
+ * overlapping holder-growth runs take turns: the second reads the first's point as its previous one (delta 0)
+ * instead of both computing from the same point. SQLite's transactions already hold the one write lock.
  */
 const LOCK_HOLDERS_POSTGRES = "SELECT id FROM chain_holder_snapshots WHERE id = ? FOR UPDATE";
 
