@@ -1,3 +1,4 @@
+import type { Static } from "elysia";
 import { createHash } from "node:crypto";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
@@ -6,6 +7,7 @@ import { AppError, NotFoundError, ValidationError } from "../http/errors/errors"
 import { deliveryHeaders, getWebhookOrThrow, WebhookSecrets, type EventType } from "../webhooks/service";
 import { derivedAddress, FIXTURE_PROFILE } from "./profile";
 import { deliverySourceOf } from "./store";
+import type { SandboxWebhooksModel } from "./webhooks-model";
 
 /**
  * A fixed, public secret the simulator signs with when the caller names neither a secret nor a webhook, so a
@@ -13,48 +15,33 @@ import { deliverySourceOf } from "./store";
  */
 export const SIMULATOR_DEFAULT_SECRET = "whsec_sandbox_simulator_default";
 
-interface Scenario {
-  id: string;
-  title: string;
-  event_type: EventType;
-  description: string;
-  data: Record<string, unknown>;
-}
+const scenario = (id: string, title: string, event_type: EventType, description: string, data: Record<string, unknown>) => ({
+  id,
+  title,
+  event_type,
+  description,
+  data,
+});
 
 const claimCode = "dc_" + "sandboxpreview".padEnd(32, "a");
-const SCENARIOS: readonly Scenario[] = [
-  {
-    id: "claim_created",
-    title: "Donation Claim Created",
-    event_type: "donation.claim",
-    description: "A donation claim was issued (what POST /api/partner/donation-claim sends).",
-    data: {
-      claim_code: claimCode,
-      campaign_id: "spring-drive",
-      amount: "25",
-      recipient: { email: "alice@sandbox.example.com", wallet_address: null },
-      user_id: "1",
-    },
-  },
-  {
-    id: "claim_redeemed",
-    title: "Donation Claim Redeemed",
-    event_type: "donation.claim_redeemed",
-    description: "The recipient redeemed a donation claim.",
-    data: {
-      claim_code: claimCode,
-      campaign_id: "spring-drive",
-      amount: "25",
-      redeemed_at: "2026-01-01T00:00:00.000Z",
-      redeemed_by: "alice@sandbox.example.com",
-    },
-  },
-  {
-    id: "delivery_failed",
-    title: "Webhook Delivery Failed",
-    event_type: "webhook.delivery_failed",
-    description: "A delivery to another of your webhooks was dead-lettered after its last attempt.",
-    data: {
+const claim = { claim_code: claimCode, campaign_id: "spring-drive", amount: "25" };
+const SCENARIOS = [
+  scenario("claim_created", "Donation Claim Created", "donation.claim", "A donation claim was issued (what POST /api/partner/donation-claim sends).", {
+    ...claim,
+    recipient: { email: "alice@sandbox.example.com", wallet_address: null },
+    user_id: "1",
+  }),
+  scenario("claim_redeemed", "Donation Claim Redeemed", "donation.claim_redeemed", "The recipient redeemed a donation claim.", {
+    ...claim,
+    redeemed_at: "2026-01-01T00:00:00.000Z",
+    redeemed_by: "alice@sandbox.example.com",
+  }),
+  scenario(
+    "delivery_failed",
+    "Webhook Delivery Failed",
+    "webhook.delivery_failed",
+    "A delivery to another of your webhooks was dead-lettered after its last attempt.",
+    {
       delivery_id: 1,
       event_id: "evt_000000000000000000000001",
       event_type: "salutes.credit",
@@ -62,28 +49,29 @@ const SCENARIOS: readonly Scenario[] = [
       reason_tag: "http_error",
       last_error: "receiver answered HTTP 500",
     },
-  },
-  {
-    id: "salutes_credit",
-    title: "Salutes Credited",
-    event_type: "salutes.credit",
-    description: "Salutes were credited to a user.",
-    data: { user_id: "1", delta: 12.5, balance: 112.5, ledger_entry_id: 1, reason: "quest_reward", source: "partner-app" },
-  },
-  {
-    id: "salutes_debit",
-    title: "Salutes Debited",
-    event_type: "salutes.debit",
-    description: "Salutes were debited from a user (delta is negative).",
-    data: { user_id: "1", delta: -10, balance: 102.5, ledger_entry_id: 2, reason: "shop_purchase", source: "partner-app" },
-  },
-  {
-    id: "user_updated",
-    title: "User Updated",
-    event_type: "users.updated",
-    description: "A user or one of their wallets changed.",
-    data: { user_id: "1", external_id: "fx-alice", changes: ["wallets"], wallet_address: derivedAddress("scenario-wallet") },
-  },
+  ),
+  scenario("salutes_credit", "Salutes Credited", "salutes.credit", "Salutes were credited to a user.", {
+    user_id: "1",
+    delta: 12.5,
+    balance: 112.5,
+    ledger_entry_id: 1,
+    reason: "quest_reward",
+    source: "partner-app",
+  }),
+  scenario("salutes_debit", "Salutes Debited", "salutes.debit", "Salutes were debited from a user (delta is negative).", {
+    user_id: "1",
+    delta: -10,
+    balance: 102.5,
+    ledger_entry_id: 2,
+    reason: "shop_purchase",
+    source: "partner-app",
+  }),
+  scenario("user_updated", "User Updated", "users.updated", "A user or one of their wallets changed.", {
+    user_id: "1",
+    external_id: "fx-alice",
+    changes: ["wallets"],
+    wallet_address: derivedAddress("scenario-wallet"),
+  }),
 ];
 
 export const scenarioList = () => SCENARIOS.map(({ id, title, event_type, description }) => ({ id, title, event_type, description }));
@@ -116,12 +104,8 @@ function signedEnvelope(eventId: string, eventType: string, data: unknown, now: 
   return { body, timestamp, headers: canonicalNames(headers) };
 }
 
-export interface RunInput {
-  scenario_id: string;
-  secret?: string;
-  key_id?: string;
-  webhook_id?: number;
-}
+/** What POST …/webhook-simulator/run takes (its body, as validated). */
+export type RunInput = Static<typeof SandboxWebhooksModel.runBody>;
 
 async function secretFor(
   ctx: AppContext,
