@@ -81,18 +81,28 @@ export const recordedKey = (sqlite: SyncQueryable): RecordedKey | null => runOnS
 const SEALED = "secret_ciphertext LIKE 'v1.%'";
 
 function* sampleSecrets(): Steps<Array<{ what: string; ciphertext: string; aad: string }>> {
-  // [what, table, id column, the AAD's prefix]
   const probes = [
-    ["a partner key secret", "partner_keys", "key_id", ""],
-    ["a webhook secret", "webhooks", "id", "webhook:"],
-    ["a status subscriber secret", "status_subscribers", "id", "status-subscriber:"],
-  ] as const;
+    {
+      what: "a partner key secret",
+      sql: `SELECT key_id AS id, secret_ciphertext AS c FROM partner_keys WHERE ${SEALED} ORDER BY key_id LIMIT 1`,
+      aad: (id: string) => id,
+    },
+    {
+      what: "a webhook secret",
+      sql: `SELECT id, secret_ciphertext AS c FROM webhooks WHERE ${SEALED} ORDER BY id LIMIT 1`,
+      aad: (id: string) => `webhook:${id}`,
+    },
+    {
+      what: "a status subscriber secret",
+      sql: `SELECT id, secret_ciphertext AS c FROM status_subscribers WHERE ${SEALED} ORDER BY id LIMIT 1`,
+      aad: (id: string) => `status-subscriber:${id}`,
+    },
+  ];
   const out: Array<{ what: string; ciphertext: string; aad: string }> = [];
-  for (const [what, table, id, aadPrefix] of probes) {
+  for (const p of probes) {
     // An older backup may predate a table: the driver answers null for it.
-    const sql = `SELECT ${id} AS id, secret_ciphertext AS c FROM ${table} WHERE ${SEALED} ORDER BY ${id} LIMIT 1`;
-    const row = (yield { sql, params: [] }) as { id: string | number; c: string } | null;
-    if (row) out.push({ what, ciphertext: row.c, aad: `${aadPrefix}${row.id}` });
+    const row = (yield { sql: p.sql, params: [] }) as { id: string | number; c: string } | null;
+    if (row) out.push({ what: p.what, ciphertext: row.c, aad: p.aad(String(row.id)) });
   }
   return out;
 }
