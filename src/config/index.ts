@@ -25,28 +25,23 @@ const unsetIfEmpty = (v: unknown): string | undefined => (typeof v === "string" 
 /** The chain variables' cross-checks: list entries are checked one by one, and a mint needs somewhere to ask. */
 function chainProblems(values: Record<string, unknown>): string[] {
   const problems: string[] = [];
+  const listOf = (name: string) => (values[name] as string[] | undefined) ?? [];
   for (const name of ["TREASURY_WALLETS", "RESERVE_WALLETS", "LP_WALLETS"]) {
-    const bad = ((values[name] as string[] | undefined) ?? []).filter((a) => !BASE58_ADDRESS.test(a));
+    const bad = listOf(name).filter((a) => !BASE58_ADDRESS.test(a));
     if (bad.length) problems.push(`${name} has entries that are not base58 Solana addresses: ${bad.map((b) => JSON.stringify(b)).join(", ")}`);
   }
-  const treasury = new Set((values.TREASURY_WALLETS as string[] | undefined) ?? []);
-  const both = ((values.RESERVE_WALLETS as string[] | undefined) ?? []).filter((w) => treasury.has(w));
+  const treasury = new Set(listOf("TREASURY_WALLETS"));
+  const both = listOf("RESERVE_WALLETS").filter((w) => treasury.has(w));
   if (both.length)
     problems.push(`${both.join(", ")} is in both TREASURY_WALLETS and RESERVE_WALLETS: its balance would be subtracted from circulating supply twice`);
   // An LP wallet's moves are trades (not declared) and its balance is circulating: it cannot also be a treasury or reserve.
-  const treasuryOrReserve = new Set([...treasury, ...((values.RESERVE_WALLETS as string[] | undefined) ?? [])]);
-  const lpToo = ((values.LP_WALLETS as string[] | undefined) ?? []).filter((w) => treasuryOrReserve.has(w));
+  const treasuryOrReserve = new Set([...treasury, ...listOf("RESERVE_WALLETS")]);
+  const lpToo = listOf("LP_WALLETS").filter((w) => treasuryOrReserve.has(w));
   if (lpToo.length) problems.push(`${lpToo.join(", ")} is in LP_WALLETS and in TREASURY_WALLETS or RESERVE_WALLETS: the audit would count its moves twice`);
-  const urls = (values.SOLANA_RPC_URLS as string[] | undefined) ?? [];
+  const urls = listOf("SOLANA_RPC_URLS");
   urls.forEach((u, i) => {
-    let ok = false;
-    try {
-      ok = ["http:", "https:"].includes(new URL(u).protocol);
-    } catch {
-      ok = false;
-    }
     // The URL may carry an API key: name its position, never its text.
-    if (!ok) problems.push(`SOLANA_RPC_URLS entry ${i + 1} is not an absolute http(s) URL`);
+    if (!["http:", "https:"].includes(URL.parse(u)?.protocol ?? "")) problems.push(`SOLANA_RPC_URLS entry ${i + 1} is not an absolute http(s) URL`);
   });
   if (unsetIfEmpty(values.TOKEN_MINT) && urls.length === 0) {
     problems.push("TOKEN_MINT is set but SOLANA_RPC_URLS is empty: give at least one Solana JSON-RPC URL (e.g. http://127.0.0.1:8899 from `herald dev-rpc`)");
@@ -95,14 +90,10 @@ function databaseUrlProblems(url: string | undefined): string[] {
       `DATABASE_URL names several hosts (libpq's "h1:5432,h2:5432" form): Herald connects to one address and does not pick the primary among several. Give one that always reaches the primary — a TCP proxy that routes only to the writable server (e.g. HAProxy checking Patroni's /primary), a pooler repointed at failover, or your provider's writer endpoint (docs/postgres.md "Failover")`,
     ];
   }
-  try {
-    new URL(url);
-    return [];
-  } catch {
-    return [
-      "DATABASE_URL is not a URL Herald can read: postgres://user:password@host:5432/database (percent-encode special characters in the user and password)",
-    ];
-  }
+  if (URL.canParse(url)) return [];
+  return [
+    "DATABASE_URL is not a URL Herald can read: postgres://user:password@host:5432/database (percent-encode special characters in the user and password)",
+  ];
 }
 
 /** Parses the environment once; throws ConfigError listing every bad variable. */

@@ -32,16 +32,18 @@ interface KeyFilter {
 /** The filter from the query; a value the form cannot produce is dropped and named on the page (400). */
 function filterOf(q: { partner?: string; mode?: string; status?: string; offset?: number }): { filter: KeyFilter; error: string | null } {
   const problems: string[] = [];
+  /** The value when it is one the form sends, else "" (and its problem named). */
+  const valid = <V extends string>(value: string, ok: boolean, problem: string): V | "" => {
+    if (value !== "" && !ok) problems.push(problem);
+    return ok ? (value as V) : "";
+  };
   const partner = (q.partner ?? "").trim();
   const mode = q.mode ?? "";
   const status = q.status ?? "";
-  if (partner && !PARTNER.test(partner)) problems.push("a partner name is 1–64 letters, digits, spaces, dots, dashes or underscores");
-  if (mode !== "" && mode !== "sandbox" && mode !== "live") problems.push("mode is sandbox or live");
-  if (status !== "" && status !== "active" && status !== "disabled") problems.push("state is active or disabled");
   const filter: KeyFilter = {
-    partner: partner && PARTNER.test(partner) ? partner : "",
-    mode: mode === "sandbox" || mode === "live" ? mode : "",
-    status: status === "active" || status === "disabled" ? status : "",
+    partner: valid(partner, PARTNER.test(partner), "a partner name is 1–64 letters, digits, spaces, dots, dashes or underscores"),
+    mode: valid(mode, mode === "sandbox" || mode === "live", "mode is sandbox or live"),
+    status: valid(status, status === "active" || status === "disabled", "state is active or disabled"),
     offset: q.offset ?? 0,
   };
   return { filter, error: problems.length ? `That filter was not applied: ${problems.join("; ")}.` : null };

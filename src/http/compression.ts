@@ -2,18 +2,11 @@ import { promisify } from "node:util";
 import { brotliCompress, brotliCompressSync, gzip, constants as zlib } from "node:zlib";
 
 /**
- * Response compression: JSON, YAML, CSV, HTML, text, JavaScript and CSS bodies over MIN_COMPRESS_BYTES are sent
- * with `Content-Encoding: br` or `gzip` when the client accepts it (br preferred, `q=0` honoured), with
- * `Vary: Accept-Encoding`. A compressed answer's strong ETag becomes weak (`W/"…"`), as the bytes on the wire
- * differ from the ones it names; If-None-Match compares weakly (RFC 9110 §13.1.2), so revalidation still works.
- *
- * Bodies with an ETag are the big, unchanging documents (OpenAPI, reference assets): their compressed bytes are
- * kept in a small per-process cache keyed by ETag and encoding, so a 1 MB document is compressed once, not per
- * request. Brotli runs at quality 5 for everything else: quality 11 (the default) costs tens of ms per 100 KB.
- *
- * A body of ASYNC_COMPRESS_BYTES or more is compressed on the thread pool (node:zlib's callback forms), not on the
- * event loop: an 8 MB CSV export took 105 ms with brotli and 59 ms with gzip, time in which the server answered
- * nothing else (not even /healthz). Below it the work is well under a millisecond, less than the hop to a thread.
+ * Response compression (br preferred, then gzip) of text bodies over MIN_COMPRESS_BYTES. A compressed answer's strong
+ * ETag becomes weak, as the bytes on the wire differ; If-None-Match compares weakly (RFC 9110 §13.1.2). Bodies with
+ * an ETag (the big unchanging documents) are compressed once into a per-process cache; brotli runs at quality 5, as
+ * 11 costs tens of ms per 100 KB. From ASYNC_COMPRESS_BYTES the work goes to the thread pool: an 8 MB CSV took 105 ms
+ * (brotli) on the event loop, with nothing else answered meanwhile; below it, less than the hop to a thread.
  */
 export const MIN_COMPRESS_BYTES = 1024;
 export const ASYNC_COMPRESS_BYTES = 64 * 1024;

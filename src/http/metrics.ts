@@ -112,7 +112,7 @@ export class Metrics {
 
   /** A value read at scrape time (backlog, file size …); a read through the storage port is awaited. */
   gauge(name: string, help: string, read: () => number | Promise<number>): void {
-    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
+    this.unregister(name);
     new Gauge({
       name,
       help,
@@ -133,7 +133,7 @@ export class Metrics {
     labelNames: readonly L[],
     read: () => Array<{ labels: Record<L, string>; value: number }> | Promise<Array<{ labels: Record<L, string>; value: number }>>,
   ): void {
-    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
+    this.unregister(name);
     new Gauge({
       name,
       help,
@@ -156,20 +156,12 @@ export class Metrics {
 
   /** A value read at scrape time that may need I/O (a folder listing); NaN when there is nothing to measure. */
   asyncGauge(name: string, help: string, read: () => Promise<number>): void {
-    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
-    new Gauge({
-      name,
-      help,
-      registers: [this.registry],
-      async collect() {
-        this.set(await orNaN(read));
-      },
-    });
+    this.gauge(name, help, read);
   }
 
   /** A monotonic count kept by its owner (e.g. group commits), read at scrape time and exposed as a counter. */
   counter(name: string, help: string, read: () => number): void {
-    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
+    this.unregister(name);
     new Counter({
       name,
       help,
@@ -179,6 +171,11 @@ export class Metrics {
         this.inc(read());
       },
     });
+  }
+
+  /** A series registered again (an app rebuilt over the same metrics) replaces the earlier one. */
+  private unregister(name: string): void {
+    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
   }
 
   async render(): Promise<string> {

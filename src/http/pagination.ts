@@ -109,11 +109,15 @@ function boundedOffset(query: PageQueryValues): number {
  * past MAX_OFFSET is refused here (offset_too_large): only lists that issue cursors use it.
  */
 export function parsePage(query: PageQueryValues): PageRequest {
-  const limit = query.limit ?? DEFAULT_LIMIT;
-  const cursor = query.cursor || null;
   // Lists paged by integer id (never negative); anything else is not a cursor we issued.
-  const after = cursor ? cursorPosition(query, cursor, (d) => (Number.isSafeInteger(d.a) && (d.a as number) >= 0 ? (d.a as number) : null)) : null;
-  return { limit, offset: after === null ? boundedOffset(query) : 0, after, cursor };
+  return pageRequest(query, (d) => (Number.isSafeInteger(d.a) && (d.a as number) >= 0 ? (d.a as number) : null));
+}
+
+/** The page asked for, its cursor's position read by `read` (null: not a cursor of this list). */
+function pageRequest<P>(query: PageQueryValues, read: (decoded: Record<string, unknown>) => P | null) {
+  const cursor = query.cursor || null;
+  const after = cursor ? cursorPosition(query, cursor, read) : null;
+  return { limit: query.limit ?? DEFAULT_LIMIT, offset: after === null ? boundedOffset(query) : 0, after, cursor };
 }
 
 /**
@@ -142,10 +146,7 @@ const fitsShape = (key: unknown, shape: SortKeyShape): key is SortKey =>
 
 /** parsePage for a list paged by a compound sort key (see SortKeyShape). */
 export function parseKeyPage(query: PageQueryValues, shape: SortKeyShape): KeyPageRequest {
-  const limit = query.limit ?? DEFAULT_LIMIT;
-  const cursor = query.cursor || null;
-  const after = cursor ? cursorPosition(query, cursor, (d) => (fitsShape(d.k, shape) ? d.k : null)) : null;
-  return { limit, offset: after === null ? boundedOffset(query) : 0, after, cursor };
+  return pageRequest(query, (d) => (fitsShape(d.k, shape) ? d.k : null));
 }
 
 /** pageOf for a list paged by a compound sort key: `keyOf` gives a row's key in the order of the list's shape. */

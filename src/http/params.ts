@@ -2,7 +2,7 @@ import { FormatRegistry } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 import type { ProblemDetail } from "./errors/errors";
 import type { RouteSchemas } from "./routes/route-index";
-import { tooLong, tooShort } from "./errors/validation";
+import { kindInRange, tooLong, tooShort } from "./errors/validation";
 
 /** How an integer in a query or path is written: decimal digits, an optional leading minus, nothing else. */
 const DECIMAL_INTEGER = /^-?\d+$/;
@@ -78,16 +78,7 @@ function numericProblem(spec: NumericSpec, raw: string): string | null {
     (spec.maximum === undefined || n <= spec.maximum);
   if (spec.values) return ok && spec.values.includes(n) ? null : `must be one of: ${spec.values.join(", ")}; got ${quote(raw)}`;
   if (ok) return null;
-  const kind = spec.integer ? "an integer" : "a number";
-  const range =
-    spec.minimum !== undefined && spec.maximum !== undefined
-      ? ` from ${spec.minimum} to ${spec.maximum}`
-      : spec.minimum !== undefined
-        ? ` ≥ ${spec.minimum}`
-        : spec.maximum !== undefined
-          ? ` ≤ ${spec.maximum}`
-          : "";
-  return `must be ${kind}${range}; got ${quote(raw)}`;
+  return `must be ${kindInRange(spec.integer ? "an integer" : "a number", spec.minimum, spec.maximum)}; got ${quote(raw)}`;
 }
 
 function enumProblem(schema: TSchema, raw: string): string | null {

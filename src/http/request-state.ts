@@ -4,14 +4,11 @@ import { AppError } from "./errors/errors";
 import { requestIdFor } from "./request-id";
 import { CONTENT_TYPE_OPTIONS, NOSNIFF, STRICT_TRANSPORT, STRICT_TRANSPORT_SECURITY } from "./security-headers";
 
-// What Herald knows about one request while it runs (its id, start, client address, what the guards proved), the
-// map that keeps it beside the Request, and the JSON envelope of a refusal that names its request id.
-
 /** What Herald knows about one request while it runs; keyed by the Request object, dropped with it. */
 export interface RequestState {
   readonly id: string;
   readonly startedNs: number;
-  /** The client address (src/http/request-state.ts `clientIp`), read when first asked for. */
+  /** The client address (`clientIp`), read when first asked for. */
   readonly ip: string;
   /**
    * The client address if something has read it (a rate limit, an allow-list, a session, a refusal), else null:
@@ -31,10 +28,7 @@ export interface RequestState {
   parseError: AppError | null;
   /** What the partner guard proved about this request (src/auth/partner-plugin.ts); null before or without it. */
   partner: object | null;
-  /**
-   * Set when the request's log row and metrics count are taken. A route run again after an await
-   * (ResumeLater, src/http/hook-scope.ts) passes the HTTP core's `answered` twice: the second time finds this set.
-   */
+  /** Set when the log row and metrics count are taken: a route run again (ResumeLater) must not take them twice. */
   finished: boolean;
   /**
    * Set by a console page for a browser (src/auth/session-plugin.ts, a `RefusingPage`): a query parameter the page
@@ -64,12 +58,9 @@ export function clientIp(ctx: AppContext, request: Request, server: Server<unkno
 }
 
 /**
- * A request's state as it arrives: its id and start time; its client address when first asked for. Bun's
- * `server.requestIP` asks the kernel for the socket's peer each time: 3–8 µs of CPU a call here, against 19 µs for a
- * whole raw Bun.serve JSON answer (bench/README.md "http"). So only what needs the address reads it: the public
- * per-IP limit, a partner key's allow-list and flood guard, sessions and sign-in, the messenger's abuse limits, and
- * every refusal (the HTTP core's error hook, `errorResponse`) while its connection is certainly open — the 403
- * digest groups refusals by client prefix. A request nothing needed it for is logged without it (`knownIp` null).
+ * A request's state as it arrives; its client address is read only when first asked for: Bun's `server.requestIP`
+ * asks the kernel each time, 3–8 µs of CPU against 19 µs for a whole raw Bun.serve JSON answer (bench/README.md
+ * "http"). Every refusal reads it while the connection is certainly open (the 403 digest groups refusals by prefix).
  */
 class Incoming implements RequestState {
   readonly id: string;
@@ -150,11 +141,8 @@ export function errorResponse(err: AppError, state: RequestState | undefined): R
 }
 
 /**
- * The longest path + query Herald reads. Bun refuses a request whose header section (request line included)
- * exceeds its --max-http-header-size with a bare 431 before any code runs; `herald` and `npm start` raise that
- * to 64 KiB (package.json, the build's --compile-exec-argv) so that anything between this limit and 64 KiB
- * gets Herald's JSON 414 instead. Past 64 KiB, or past 198 header fields (a fixed limit of Bun's parser), the bare
- * 431 remains: Bun answers it with no hook for Herald (docs/http-conventions.md).
+ * The longest path + query Herald reads. `herald` and `npm start` raise Bun's --max-http-header-size to 64 KiB, so a
+ * target between this and 64 KiB gets Herald's JSON 414 rather than Bun's bare 431 (docs/http-conventions.md).
  */
 export const MAX_TARGET_CHARS = 8192;
 
@@ -175,11 +163,9 @@ export function declaredTooLarge(maxBodyBytes: number, request: Request): boolea
 }
 
 /**
- * The size guards every request passes before routing, whichever door it came in by (the HTTP core's onRequest
- * hook, the native routes of src/http/native-routes.ts): 413 for a Content-Length over the body limit, 414 for a
- * request target over MAX_TARGET_CHARS. Undefined when the request may go on. The HTTP core reads and drops the body
- * of its 413 before sending it (BodyReads.refuseDeclared); the native routes, GET and HEAD only, leave the rest of
- * such a body to Bun, which drops it after the answer.
+ * The size guards of the native routes (src/http/native-routes.ts), before routing: 413 for a Content-Length over the
+ * body limit, 414 for a target over MAX_TARGET_CHARS. They take GET and HEAD only, so the rest of a refused body is
+ * left to Bun (the HTTP core drains it first: BodyReads.refuseDeclared).
  */
 export function sizeRefusal(maxBodyBytes: number, request: Request, targetLength: number, state: RequestState): Response | undefined {
   if (declaredTooLarge(maxBodyBytes, request)) return errorResponse(tooLarge(maxBodyBytes), state);

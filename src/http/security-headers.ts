@@ -1,28 +1,18 @@
 import { createHash } from "node:crypto";
 
-// The security headers of Herald's answers (docs/http-conventions.md, "Security headers").
-//
-// Every answer carries `X-Content-Type-Options: nosniff`, whatever its type and status: a browser then takes a JSON
-// error, a CSV export or an SVG badge for what its Content-Type says, never sniffs one into HTML or script. The HTTP
-// core puts it on every answer made through Elysia (src/http/core.ts), errorResponse on every refusal, and the native
-// routes (src/http/native-routes.ts) on theirs.
-//
-// Every HTML page — the console, the sign-in form, the public status page, a donation claim, a short link that cannot
-// be followed, the API reference and the Swagger UI — also carries the headers of `pageSecurityHeaders`: a Content
-// Security Policy that starts from `default-src 'none'` and allows only what that page uses, never a script from
-// elsewhere (no page loads anything from another origin, but the players' mini-app loads Telegram's own script when
-// Telegram opened it), `frame-ancestors 'none'` with `X-Frame-Options: DENY` (clickjacking a sign-out or a replay
-// button; the mini-app alone may be framed, by Telegram's web client), `base-uri 'none'`, and a Referrer-Policy.
+// The security headers of Herald's answers (docs/http-conventions.md, "Security headers"). Every answer carries
+// `X-Content-Type-Options: nosniff`, so a browser never sniffs a JSON error, a CSV export or an SVG badge into HTML or
+// script. Every HTML page also carries `pageSecurityHeaders`: a CSP from `default-src 'none'` allowing only what that
+// page uses, `frame-ancestors 'none'` with `X-Frame-Options: DENY` against clickjacking (only the mini-app may be
+// framed, by Telegram's web client), `base-uri 'none'` and a Referrer-Policy.
 
 export const CONTENT_TYPE_OPTIONS = "x-content-type-options";
 export const NOSNIFF = "nosniff";
 
-// In production every answer also carries `Strict-Transport-Security: max-age=31536000` (one year, no
-// includeSubDomains: the other hosts of the domain are not Herald's to decide). Production requires an https
-// PUBLIC_BASE_URL (src/config/index.ts), so production clients reach Herald over TLS, usually terminated by a proxy in front
-// of it: Herald cannot see the TLS, and sends the header on every answer rather than guessing from
-// X-Forwarded-Proto. A browser ignores it on a plain http connection (RFC 6797 §8.1), so the proxy's plain hop and a
-// probe on the loopback are unaffected. Outside production it is never sent (http://localhost must keep working).
+// In production every answer also carries HSTS for a year, without includeSubDomains (the domain's other hosts are not
+// Herald's to decide). Production requires an https PUBLIC_BASE_URL, but TLS usually ends at a proxy Herald cannot
+// see through, so the header goes on every answer; a browser ignores it over plain http (RFC 6797 §8.1). Never sent
+// outside production: http://localhost must keep working.
 export const STRICT_TRANSPORT = "strict-transport-security";
 export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
 

@@ -60,38 +60,31 @@ export function scanJson(text: string): string | null {
   let members = 0;
   // One key set per open object; null for arrays.
   const keys: Array<Set<string> | null> = [];
-  const enter = (kind: "object" | "array", offset: number) => {
+  const value = () => {
+    if (keys.length > 0 && keys[keys.length - 1] === null) member();
+  };
+  const enter = (kind: "object" | "array") => (offset: number) => {
+    value();
     depth++;
     if (depth > JSON_LIMITS.maxDepth) throw new ScanStop(`nesting deeper than ${JSON_LIMITS.maxDepth} levels (at character ${offset})`);
     keys.push(kind === "object" ? new Set() : null);
+  };
+  const leave = () => {
+    depth--;
+    keys.pop();
   };
   const member = () => {
     members++;
     if (members > JSON_LIMITS.maxMembers) throw new ScanStop(`more than ${JSON_LIMITS.maxMembers} keys and array items in all`);
   };
-  const value = () => {
-    if (keys.length > 0 && keys[keys.length - 1] === null) member();
-  };
   try {
     visit(
       text,
       {
-        onObjectBegin: (offset) => {
-          value();
-          enter("object", offset);
-        },
-        onArrayBegin: (offset) => {
-          value();
-          enter("array", offset);
-        },
-        onObjectEnd: () => {
-          depth--;
-          keys.pop();
-        },
-        onArrayEnd: () => {
-          depth--;
-          keys.pop();
-        },
+        onObjectBegin: enter("object"),
+        onArrayBegin: enter("array"),
+        onObjectEnd: leave,
+        onArrayEnd: leave,
         onObjectProperty: (property, offset) => {
           member();
           const seen = keys[keys.length - 1];

@@ -22,6 +22,15 @@ const ARTICLE_AN = new Set(["integer", "object", "array"]);
 /** A length bound as a person reads it: "must not be empty", "must be at most 1 character", "… at least 3 characters". */
 export const tooLong = (max: number) => `must be at most ${max} character${max === 1 ? "" : "s"}`;
 export const tooShort = (min: number) => (min === 1 ? "must not be empty" : `must be at least ${min} characters`);
+/** "an integer from 1 to 200", "a number ≥ 0": a numeric kind and its bounds, as refusals word them. */
+export const kindInRange = (kind: string, minimum?: number, maximum?: number) =>
+  minimum !== undefined && maximum !== undefined
+    ? `${kind} from ${minimum} to ${maximum}`
+    : minimum !== undefined
+      ? `${kind} ≥ ${minimum}`
+      : maximum !== undefined
+        ? `${kind} ≤ ${maximum}`
+        : kind;
 /** "a string", "an integer", "null", or a literal's JSON: one branch of a union, in words. */
 const branchInWords = (b: { const?: unknown; type?: string }): string | null =>
   b.const !== undefined ? JSON.stringify(b.const) : b.type === "null" ? "null" : b.type ? `${ARTICLE_AN.has(b.type) ? "an" : "a"} ${b.type}` : null;
@@ -88,9 +97,7 @@ function problemOf(e: ValueErrorLike): string {
     return `must match ${s.pattern}${s.description ? ` (${s.description})` : ""}`;
   }
   if (/(greater|less) (or equal|than)/.test(e.message) && (s?.minimum !== undefined || s?.maximum !== undefined)) {
-    const kind = s?.type === "integer" ? "an integer" : "a number";
-    if (s?.minimum !== undefined && s?.maximum !== undefined) return `must be ${kind} from ${s.minimum} to ${s.maximum}`;
-    return s?.minimum !== undefined ? `must be ${kind} ≥ ${s.minimum}` : `must be ${kind} ≤ ${s?.maximum}`;
+    return `must be ${kindInRange(s?.type === "integer" ? "an integer" : "a number", s?.minimum, s?.maximum)}`;
   }
   if (/length/.test(e.message) && s?.maxLength !== undefined && !e.message.includes("greater")) return tooLong(s.maxLength);
   if (/length/.test(e.message) && s?.minLength !== undefined && e.message.includes("greater")) return tooShort(s.minLength);

@@ -1,18 +1,10 @@
 import { stringify } from "csv-stringify/sync";
 
-// Every CSV Herald writes goes through this module (a convention test holds it: no other file imports
-// csv-stringify). RFC 4180 by csv-stringify, never by hand: CRLF line ends, quoted when needed, null and
-// undefined as an empty cell, booleans as true/false, objects as their JSON text.
-//
-// Safe to open in a spreadsheet (OWASP "CSV Injection"): a spreadsheet runs a cell that starts with = + - @, a
-// tab or a carriage return as a formula (`=HYPERLINK(…)`, `+cmd|' /C calc'!A0`). The rule is per cell type:
-// - a number or boolean cell is written as it is: -5 in a numeric column stays the number -5;
-// - a string cell that starts with one of those characters gets a leading single quote (`'=HYPERLINK(…)`), which
-//   a spreadsheet shows as text and never evaluates;
-// - except a string that is exactly a decimal number (`-5`, `-1500.25`): token amounts and deltas are decimal
-//   strings on the wire (docs/design.md §2), they cannot carry a formula, and a script reading the file must get the
-//   number back unchanged.
-// A reader that needs the original text of a neutralised cell drops the one leading quote.
+// Every CSV Herald writes goes through this module (a convention test holds it): RFC 4180 by csv-stringify, never by
+// hand. Safe to open in a spreadsheet (OWASP "CSV Injection"): a string cell starting with = + - @, a tab or a CR,
+// which a spreadsheet would run as a formula, gets a leading single quote; numbers and booleans are written as they
+// are, and so is a string that is exactly a decimal number (token amounts are decimal strings on the wire, cannot
+// carry a formula, and a script must read them back unchanged).
 
 /** What a cell may hold; anything else is written as its JSON text. */
 export type CsvCell = string | number | boolean | bigint | null | undefined;
@@ -39,9 +31,8 @@ export function csvTable(rows: ReadonlyArray<object>, columns: readonly string[]
 const SLICE_ROWS = 500;
 
 /**
- * csvTable for many rows, formatted a slice at a time with a turn of the event loop between slices: the same text,
- * but a 10,000-row export no longer holds every other request while it is written (on PostgreSQL a read task's work
- * runs on the event loop: 5,000 dead letters took ~50 ms in one piece, bench scale at 1M).
+ * csvTable for many rows, with a turn of the event loop between slices: the same text, without holding every other
+ * request meanwhile (5,000 dead letters took ~50 ms in one piece on PostgreSQL, bench scale at 1M).
  */
 export async function csvTableInSlices(rows: ReadonlyArray<object>, columns: readonly string[]): Promise<string> {
   const parts = [csvTable(rows.slice(0, SLICE_ROWS), columns)];

@@ -195,6 +195,18 @@ export const RATE = {
   "X-RateLimit-Reset": ref("XRateLimitReset"),
 };
 const VALIDATORS: Record<Validator, [string, Json]> = { etag: ["ETag", ref("ETag")], "last-modified": ["Last-Modified", ref("LastModified")] };
+/** The request header each validator is sent back in, in the order the document lists them. */
+const CONDITIONAL_HEADERS: Array<[Validator, string, string]> = [
+  ["etag", "If-None-Match", "An ETag of an earlier answer: 304 when it still matches"],
+  ["last-modified", "If-Modified-Since", "Last-Modified of an earlier answer (If-None-Match wins when both are sent)"],
+];
+
+/** A build-time mark of a route's detail, removed from the operation as it is read. */
+function takeMark<T>(op: Operation, key: string): T | undefined {
+  const mark = op[key] as T | undefined;
+  delete op[key];
+  return mark;
+}
 
 /** Whether `p` is the optional X-Partner-Nonce of a signed read (src/http/openapi/headers.ts READ_NONCE). */
 const isReadNonce = (p: Json) => p.in === "header" && String(p.name).toLowerCase() === "x-partner-nonce" && p.description === READ_NONCE;
@@ -214,18 +226,14 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       op.security ??= [];
       // A guard's macro and the route may both name a tag (Elysia appends one list to the other).
       if (Array.isArray(op.tags)) op.tags = [...new Set(op.tags)];
-      const shapes = op[CREATE_OR_UPDATE] as { by: "id" | "update"; required: string[] } | undefined;
-      delete op[CREATE_OR_UPDATE];
+      const shapes = takeMark<{ by: "id" | "update"; required: string[] }>(op, CREATE_OR_UPDATE);
       if (shapes)
         for (const media of Object.values(op.requestBody?.content ?? {}) as Json[])
           media.schema = createOrUpdateShapes(media.schema, shapes.by, shapes.required);
-      const download = op[DOWNLOAD] === true;
-      delete op[DOWNLOAD];
-      const cacheValue = op[CACHE_CONTROL] as string | undefined;
-      delete op[CACHE_CONTROL];
+      const download = takeMark(op, DOWNLOAD) === true;
+      const cacheValue = takeMark<string>(op, CACHE_CONTROL);
       const operator = isOperatorPath(path);
-      const required = op[REQUIRED_HEADERS] as string[] | undefined;
-      delete op[REQUIRED_HEADERS];
+      const required = takeMark<string[]>(op, REQUIRED_HEADERS);
       for (const p of op.parameters ?? []) if (p.in === "header" && required?.includes(String(p.name).toLowerCase())) p.required = true;
       const responses = (op.responses ??= {});
       const add = (status: number) => {
@@ -254,30 +262,15 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       if (credentials.has("PartnerKey")) responses["409"] ??= signedRead(op) ? { ...errorEntry(409), description: READ_REPLAY } : errorEntry(409);
       // An operator page refuses what it cannot show with the page and the message, a missing one too.
       if (credentials.has("AdminSession") && method === "get") add(404);
-      const validators = op[CONDITIONAL] as Validator[] | undefined;
-      delete op[CONDITIONAL];
+      const validators = takeMark<Validator[]>(op, CONDITIONAL);
       if (validators && method === "get") {
         const sent = Object.fromEntries(validators.map((v) => VALIDATORS[v]));
         responses["304"] ??= { description: "Not modified: the validator sent matches; no body" };
         responses["304"].headers = { ...sent, ...responses["304"].headers };
         if (responses["200"]) responses["200"].headers = { ...sent, ...responses["200"].headers };
         const params = (op.parameters ??= []);
-        if (validators.includes("etag"))
-          params.push({
-            in: "header",
-            name: "If-None-Match",
-            required: false,
-            description: "An ETag of an earlier answer: 304 when it still matches",
-            schema: { type: "string" },
-          });
-        if (validators.includes("last-modified"))
-          params.push({
-            in: "header",
-            name: "If-Modified-Since",
-            required: false,
-            description: "Last-Modified of an earlier answer (If-None-Match wins when both are sent)",
-            schema: { type: "string" },
-          });
+        for (const [validator, name, description] of CONDITIONAL_HEADERS)
+          if (validators.includes(validator)) params.push({ in: "header", name, required: false, description, schema: { type: "string" } });
       }
       // An Idempotency-Key whose replay is a success (the operators' status routes: 200 with Idempotent-Replayed); a
       // signed partner mutation's replay is its 409 (ConflictOrReplay, errors.ts), never a success.
@@ -347,9 +340,8 @@ export function errorResponseHeaders(status: number | null, kind: ResponseKind):
 export function addRouteHeaders(paths: OpenApiDocument["paths"], shared: Record<string, Json>): void {
   for (const item of Object.values(paths)) {
     for (const op of Object.values(item) as Operation[]) {
-      const mark = op[ROUTE_HEADERS] as { refusals: boolean; headers: Json } | undefined;
+      const mark = takeMark<{ refusals: boolean; headers: Json }>(op, ROUTE_HEADERS);
       if (!mark) continue;
-      delete op[ROUTE_HEADERS];
       const own = mark.headers;
       for (const [status, res] of Object.entries(op.responses ?? {})) {
         // Bun's own 431 carries none of the route's headers.

@@ -35,7 +35,7 @@ const yamlOf = (doc: unknown): Representation =>
   representation(Bun.YAML.stringify(JSON.parse(JSON.stringify(doc)), null, 2), "application/yaml; charset=utf-8", DOCUMENT_CACHE);
 
 /** /api/openapi.yaml. */
-export const yamlDocument = (doc: OpenApiDocument): Representation => yamlOf(doc);
+export const yamlDocument: (doc: OpenApiDocument) => Representation = yamlOf;
 
 /** /api/openapi-transparency.yaml: the public and transparency operations (src/http/openapi/subset.ts). */
 export const transparencyYamlDocument = (doc: OpenApiDocument): Representation => yamlOf(transparencySubset(doc));
@@ -122,14 +122,10 @@ export class OpenApiDocuments {
   startInWorker(deadlineMs = WORKER_BUILD_DEADLINE_MS): void {
     if (this.built || this.fromWorker) return;
     const started = performance.now();
-    let answerJson!: (rep: Representation | null) => void;
-    let answerAudiences!: (reps: AudienceDocuments | null) => void;
-    let answerYamls!: (reps: { yaml: Representation; transparencyYaml: Representation } | null) => void;
-    this.fromWorker = {
-      json: new Promise((resolve) => (answerJson = resolve)),
-      audiences: new Promise((resolve) => (answerAudiences = resolve)),
-      yamls: new Promise((resolve) => (answerYamls = resolve)),
-    };
+    const json = Promise.withResolvers<Representation | null>();
+    const audiences = Promise.withResolvers<AudienceDocuments | null>();
+    const yamls = Promise.withResolvers<{ yaml: Representation; transparencyYaml: Representation } | null>();
+    this.fromWorker = { json: json.promise, audiences: audiences.promise, yamls: yamls.promise };
     let worker: Worker | null = null;
     let done = false;
     const end = () => {
@@ -143,9 +139,7 @@ export class OpenApiDocuments {
       end();
       this.ctx.log.warn("openapi documents: the worker build failed; they are built on the event loop when first asked for", errorFields(err));
       // A promise already answered keeps its answer: the JSON may have come before the YAML failed.
-      answerJson(null);
-      answerAudiences(null);
-      answerYamls(null);
+      for (const answer of [json, audiences, yamls]) answer.resolve(null);
     };
     const timer = setTimeout(() => fail(new Error(`the build worker did not answer within ${deadlineMs} ms`)), deadlineMs);
     // The worker holds the process open until it has answered or is ended (a caller awaiting a document is answered
@@ -163,10 +157,10 @@ export class OpenApiDocuments {
             wall_ms: Math.round(performance.now() - started),
             json_bytes: m.json.size,
           });
-          return answerJson(m.json);
+          return json.resolve(m.json);
         }
-        if (m.kind === "audiences") return answerAudiences(m.reference);
-        answerYamls({ yaml: m.yaml, transparencyYaml: m.transparencyYaml });
+        if (m.kind === "audiences") return audiences.resolve(m.reference);
+        yamls.resolve({ yaml: m.yaml, transparencyYaml: m.transparencyYaml });
         end();
       };
       worker.onerror = (event: ErrorEvent) => fail(event.error ?? new Error(event.message));

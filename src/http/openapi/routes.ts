@@ -127,17 +127,21 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   };
 }
 
+type RouteOf<H> = { method: string; path: string; hooks?: H };
+
+/** The document's operation of an Elysia route (`/users/:id` is `/users/{id}` there). */
+const operationOf = <O>(paths: OpenApiDocument["paths"], route: RouteOf<unknown>) =>
+  paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as O | undefined;
+
 /**
  * Herald parses bodies with its own JSON parser (byte-counted, raw bytes kept for signatures), and the OpenAPI
  * generator lists no content type for a function parser — so the request bodies are filled in from each
  * route's typebox schema here.
  */
 function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
-  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { body?: unknown; detail?: unknown } }>) {
+  for (const route of app.routes as Array<RouteOf<{ body?: unknown; detail?: unknown }>>) {
     if (!route.hooks?.body) continue;
-    const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as
-      | { requestBody?: Record<string, unknown>; [BODY_RULE]?: { anyOf?: unknown[] } }
-      | undefined;
+    const op = operationOf<{ requestBody?: Record<string, unknown>; [BODY_RULE]?: { anyOf?: unknown[] } }>(paths, route);
     if (!op) continue;
     // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
     const schema = JSON.parse(JSON.stringify(route.hooks.body));
@@ -158,10 +162,10 @@ function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): 
  * schema) beside the ones of its `response` schemas: the generator keeps only the latter when both are given.
  */
 function addDetailResponses(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
-  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { detail?: { responses?: Record<string, unknown> } } }>) {
+  for (const route of app.routes as Array<RouteOf<{ detail?: { responses?: Record<string, unknown> } }>>) {
     const declared = route.hooks?.detail?.responses;
     if (!declared) continue;
-    const op = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as { responses?: Record<string, unknown> } | undefined;
+    const op = operationOf<{ responses?: Record<string, unknown> }>(paths, route);
     if (!op) continue;
     op.responses ??= {};
     for (const [status, res] of Object.entries(declared) as Array<[string, { content?: Record<string, unknown> }]>) {

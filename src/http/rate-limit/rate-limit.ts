@@ -21,20 +21,14 @@ interface Log {
 }
 
 /**
- * A sliding window of 60 s, exact to the second and never generous: a request is admitted when the requests already
- * admitted in the current second and the 60 before it, plus this one, are at most the limit. Any 60 s span then holds
- * at most `limit` admitted requests (the last one admitted in a span saw every other one in it counted), which the
- * weighted two-counter estimate this replaces did not promise (a burst at the end of one minute and another half a
- * minute later got 1.5× the limit through). A refused request is not counted. The price of counting whole seconds is
- * that a request may wait up to one second longer than a log of exact times would make it; the memory is at most 61
- * (second, count) pairs per client, fewer for a client that sends little, whatever the limit.
+ * A sliding window of 60 s, exact to the second and never generous: a request is admitted when those admitted in the
+ * current second and the 60 before it, plus this one, are at most the limit, so any 60 s span holds at most `limit`
+ * (the weighted two-counter estimate this replaced let 1.5× through). Refused requests are not counted. Whole seconds
+ * cost a wait up to one second longer than exact times would; the memory is at most 61 (second, count) pairs a client.
  *
- * Hand-written rather than rate-limiter-flexible: its memory limiter answers through a Promise (an await in the
- * partner guard and the HTTP core's onRequest, both synchronous) and counts fixed windows from the first hit, which
- * lets twice the limit through across a window's edge.
- *
- * Per-process memory is fine here: rate-limit windows are a cache, not coordination state (behind several
- * instances each enforces its own share).
+ * Not rate-limiter-flexible: its memory limiter answers through a Promise (an await in synchronous hooks) and counts
+ * fixed windows, which lets twice the limit through across an edge. Per-process memory: windows are a cache, not
+ * coordination state (behind several instances each enforces its own share).
  */
 export class RateLimiter {
   private logs = new Map<string, Log>();

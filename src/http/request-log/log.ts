@@ -125,32 +125,26 @@ export class RequestLog {
   private startCatchUp(): void {
     const catchUp = new RollupCatchUp(this.store);
     const started = performance.now();
+    const later = (ms: number) => {
+      this.catchUpTimer = setTimeout(() => {
+        this.catchUpStep = step();
+      }, ms);
+      this.catchUpTimer.unref?.();
+    };
     const step = async () => {
       this.catchUpTimer = null;
       try {
         const p = await catchUp.step();
         // stop() stops the flush timer: no further step after it.
-        if (!p.done && this.writer.running) {
-          this.catchUpTimer = setTimeout(next, 0);
-          this.catchUpTimer.unref?.();
-        } else if (p.rebuiltHours > 0) {
-          this.log.info("request-log rollups caught up", { ...p, ms: Math.round(performance.now() - started) });
-        }
+        if (!p.done && this.writer.running) later(0);
+        else if (p.rebuiltHours > 0) this.log.info("request-log rollups caught up", { ...p, ms: Math.round(performance.now() - started) });
       } catch (err) {
         // The database is away (its outage is logged once, src/db/health.ts): the step is tried again later.
-        if (err instanceof StoreUnavailable && this.writer.running) {
-          this.catchUpTimer = setTimeout(next, CATCH_UP_RETRY_MS);
-          this.catchUpTimer.unref?.();
-          return;
-        }
-        this.log.warn("request-log rollup catch-up failed; it runs again at the next start", errorFields(err));
+        if (err instanceof StoreUnavailable && this.writer.running) later(CATCH_UP_RETRY_MS);
+        else this.log.warn("request-log rollup catch-up failed; it runs again at the next start", errorFields(err));
       }
     };
-    const next = () => {
-      this.catchUpStep = step();
-    };
-    this.catchUpTimer = setTimeout(next, 0);
-    this.catchUpTimer.unref?.();
+    later(0);
   }
 
   /** Stops the timers and writes what is buffered (graceful shutdown: await it before closing the store). */

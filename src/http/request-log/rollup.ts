@@ -1,6 +1,6 @@
 import type { Queryable, Store } from "../../db/port";
 import ipaddr from "ipaddr.js";
-import { hourOf, hourStartIso, nextHour } from "./hours";
+import { compareText, hourOf, hourStartIso, nextHour } from "./hours";
 import { rebuildSummaryHour } from "./summary";
 
 /**
@@ -64,8 +64,6 @@ export interface RollupDelta {
   forbidden: Array<[hour: string, route: string, key: string, prefix: string, count: number]>;
 }
 
-const compare = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-
 /**
  * Aggregates a batch in memory, so a batch of 1,000 rows in one hour costs one upsert plus one per distinct 403
  * key — not one per row. Sorted, so that two instances flushing at once on PostgreSQL lock rollup rows in the same
@@ -107,8 +105,8 @@ export function rollupDelta(rows: readonly RollupRow[]): RollupDelta {
   }
   closeHour();
   return {
-    hourly: [...hours.values()].sort((a, b) => compare(a[0], b[0])),
-    forbidden: f403 ? [...f403.entries()].sort((a, b) => compare(a[0], b[0])).map(([, e]) => e) : [],
+    hourly: [...hours.values()].sort((a, b) => compareText(a[0], b[0])),
+    forbidden: f403 ? [...f403.entries()].sort((a, b) => compareText(a[0], b[0])).map(([, e]) => e) : [],
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Param, Queryable, Store } from "../../db/port";
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf } from "./histogram";
-import { hourOf, hourStartIso, nextHour } from "./hours";
+import { compareText, hourOf, hourStartIso, nextHour } from "./hours";
 
 // The request log's hourly summaries (request_summary_hourly, tables.ts): per UTC hour, partner key and route
 // template, the requests by outcome and a latency histogram (histogram.ts). The flush adds each batch to them in the
@@ -39,6 +39,12 @@ const upsert = (table: string, period: "hour" | "day") =>
 const UPSERT = upsert("request_summary_hourly", "hour");
 const UPSERT_DAY = upsert("request_summary_daily", "day");
 
+/** Counts `r` in the row of every key and, when it has one, in its key's row. */
+function countRow(cells: Map<string, Cell>, keyRef: number | null, hour: string, r: SummaryRow): void {
+  count(cells, ALL_KEYS, hour, r);
+  if (keyRef !== null) count(cells, keyRef, hour, r);
+}
+
 function count(cells: Map<string, Cell>, keyRef: number, hour: string, r: SummaryRow): void {
   const id = `${keyRef}\u0000${hour}\u0000${r.route}`;
   let c = cells.get(id);
@@ -59,15 +65,8 @@ function count(cells: Map<string, Cell>, keyRef: number, hour: string, r: Summar
  */
 export function summaryCells<R extends SummaryRow>(rows: readonly R[], keyRefOf: (row: R) => number | null): Cell[] {
   const cells = new Map<string, Cell>();
-  for (const r of rows) {
-    const hour = hourOf(r.at);
-    count(cells, ALL_KEYS, hour, r);
-    const ref = keyRefOf(r);
-    if (ref !== null) count(cells, ref, hour, r);
-  }
-  return [...cells.values()].sort(
-    (a, b) => a.keyRef - b.keyRef || (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : a.route < b.route ? -1 : a.route > b.route ? 1 : 0),
-  );
+  for (const r of rows) countRow(cells, keyRefOf(r), hourOf(r.at), r);
+  return [...cells.values()].sort((a, b) => a.keyRef - b.keyRef || compareText(a.hour, b.hour) || compareText(a.route, b.route));
 }
 
 const paramsOf = (c: Cell): Param[] => [c.keyRef, c.hour, c.route, c.requests, c.clientErrors, c.serverErrors, c.rateLimited, ...c.buckets];
@@ -104,16 +103,12 @@ export async function rebuildSummaryHour(t: Queryable, hour: string): Promise<vo
       `SELECT id, at, route, status, latency_us, key_ref FROM request_log WHERE at >= ? AND at < ? AND (at > ? OR (at = ? AND id > ?)) ORDER BY at, id LIMIT ${REBUILD_PAGE}`,
       [after.at, to, after.at, after.at, after.id],
     );
-    for (const r of page) {
-      const row = { at: r.at, route: r.route, status: r.status, latencyUs: r.latency_us };
-      count(cells, ALL_KEYS, hour, row);
-      if (r.key_ref !== null) count(cells, r.key_ref, hour, row);
-    }
+    for (const r of page) countRow(cells, r.key_ref, hour, { at: r.at, route: r.route, status: r.status, latencyUs: r.latency_us });
     if (page.length < REBUILD_PAGE) break;
     const last = page[page.length - 1]!;
     after = { at: last.at, id: last.id };
   }
-  const sorted = [...cells.values()].sort((a, b) => a.keyRef - b.keyRef || (a.route < b.route ? -1 : a.route > b.route ? 1 : 0));
+  const sorted = [...cells.values()].sort((a, b) => a.keyRef - b.keyRef || compareText(a.route, b.route));
   for (const c of sorted) await t.run(UPSERT, paramsOf(c));
   await rebuildSummaryDay(t, hour.slice(0, 10));
 }
@@ -200,21 +195,14 @@ export async function routeSummaries(
   const keyCond = w.key === null ? "key_ref = ?" : `key_ref = (${w.key.sql})`;
   const keyParam = w.key === null ? ALL_KEYS : w.key.param;
   const parts = windowParts(w.fromHour, w.toHour);
-  const reads = parts.hours.map(([from, to]) =>
-    q.all<Record<string, number | string>>(`SELECT route, ${SUMS} FROM request_summary_hourly WHERE ${keyCond} AND hour >= ? AND hour <= ? GROUP BY route`, [
+  const sums = (table: string, period: "hour" | "day", from: string, to: string) =>
+    q.all<Record<string, number | string>>(`SELECT route, ${SUMS} FROM ${table} WHERE ${keyCond} AND ${period} >= ? AND ${period} <= ? GROUP BY route`, [
       keyParam,
       from,
       to,
-    ]),
-  );
-  if (parts.days) {
-    reads.push(
-      q.all<Record<string, number | string>>(`SELECT route, ${SUMS} FROM request_summary_daily WHERE ${keyCond} AND day >= ? AND day <= ? GROUP BY route`, [
-        keyParam,
-        ...parts.days,
-      ]),
-    );
-  }
+    ]);
+  const reads = parts.hours.map(([from, to]) => sums("request_summary_hourly", "hour", from, to));
+  if (parts.days) reads.push(sums("request_summary_daily", "day", ...parts.days));
   const byRoute = new Map<string, RouteSummary>();
   for (const rows of await Promise.all(reads)) {
     for (const r of rows) {
@@ -224,10 +212,7 @@ export async function routeSummaries(
         sum = { route, requests: 0, client_errors: 0, server_errors: 0, rate_limited: 0, buckets: Array(BUCKET_COUNT).fill(0) };
         byRoute.set(route, sum);
       }
-      sum.requests += Number(r.requests);
-      sum.client_errors += Number(r.client_errors);
-      sum.server_errors += Number(r.server_errors);
-      sum.rate_limited += Number(r.rate_limited);
+      for (const c of ["requests", "client_errors", "server_errors", "rate_limited"] as const) sum[c] += Number(r[c]);
       for (let i = 0; i < BUCKET_COUNT; i++) sum.buckets[i]! += Number(r[BUCKET_COLUMNS[i]!]);
     }
   }

@@ -37,11 +37,7 @@ export const requestLogKeys = sqliteTable("request_log_keys", {
   keyId: text("key_id").notNull().unique(),
 });
 
-/**
- * Hourly rollups of request_log, kept by the request-log flush (src/http/request-log/rollup.ts) in the same transaction as the rows it writes:
- * the operators' 403 digest and readiness exports read these (a few rows per hour), never request_log itself.
- * `hour` is the UTC hour as `YYYY-MM-DDTHH`.
- */
+/** Hourly rollups of request_log (rollup.ts), read by the 403 digest and readiness exports; `hour` is `YYYY-MM-DDTHH`. */
 export const requestLogHourly = sqliteTable("request_log_hourly", {
   hour: text("hour").primaryKey(),
   requests: integer("requests").notNull().default(0),
@@ -77,11 +73,9 @@ const summaryCounts = {
 };
 
 /**
- * Per hour, partner key and route template: the requests answered, by outcome, and their latencies as a histogram
- * with fixed log-spaced buckets (histogram.ts). Kept by the request-log flush in the transaction that writes the rows
- * (summary.ts); usage analytics, partner status and the public latency figures read these rows, never request_log.
- * `key_ref` is the key's request_log_keys.ref, or 0 for the row that counts every request of the hour and route
- * (with a key or without). `hour` is the UTC hour as `YYYY-MM-DDTHH`.
+ * Per hour, partner key and route template: the requests by outcome and a latency histogram (summary.ts), which usage
+ * analytics, partner status and the public latency figures read instead of request_log. `key_ref` 0 counts every
+ * request of the hour and route, with a key or without.
  */
 export const requestSummaryHourly = sqliteTable(
   "request_summary_hourly",
