@@ -26,21 +26,12 @@ const GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
   ["Messenger", /^MESSENGER_/],
 ];
 
-interface RowData {
-  name: string;
-  value: string;
-  source: string;
-  doc: string;
-  changed: boolean;
-  secret: boolean;
-}
-
-const groupHtml = compileHtml<{ id: string; title: string; changed: number; rows: RowData[] }>(
+const groupHtml = compileHtml<{ id: string; title: string; changed: number; rows: ConfigRow[] }>(
   "config-group",
   `<section class="group" id="<%= it.id %>"><h2><%= it.title %> <span class="badge"><%= it.rows.length %> variables<% if (it.changed) { %>, <%= it.changed %> changed<% } %></span></h2>
 <table class="vars"><colgroup><col class="name"><col class="value"><col class="source"><col></colgroup>
 <thead><tr><th>Variable</th><th>Value</th><th>Source</th><th>Meaning</th></tr></thead><tbody>
-<% for (const r of it.rows) { %><tr id="var-<%= r.name %>"<% if (r.changed) { %> class="changed"<% } %>><td><code><% r.name.split(/(?<=_)/).forEach((part, i) => { %><% if (i) { %><wbr><% } %><%= part %><% }) %></code></td><td><% if (r.value === "") { %><span class="muted">(unset)</span><% } else { %><code><%= r.value %></code><% } %><% if (r.secret) { %> <span class="badge">secret</span><% } %></td><td><% if (r.changed) { %><span class="badge changed">changed</span><% } else { %><span class="badge"><%= r.source %></span><% } %></td><td class="doc"><%= r.doc %></td></tr>
+<% for (const r of it.rows) { %><tr id="var-<%= r.name %>"<% if (r.differs) { %> class="changed"<% } %>><td><code><% r.name.split(/(?<=_)/).forEach((part, i) => { %><% if (i) { %><wbr><% } %><%= part %><% }) %></code></td><td><% if (r.value === "") { %><span class="muted">(unset)</span><% } else { %><code><%= r.value %></code><% } %><% if (r.secret) { %> <span class="badge">secret</span><% } %></td><td><% if (r.differs) { %><span class="badge changed">changed</span><% } else { %><span class="badge"><%= r.source %></span><% } %></td><td class="doc"><%= r.doc %></td></tr>
 <% } %></tbody></table></section>`,
 );
 
@@ -55,19 +46,11 @@ const slug = (title: string) => `group-${title.toLowerCase().replace(/[^a-z0-9]+
 
 /** The page body for a configuration description. */
 function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
-  const grouped = new Map<string, RowData[]>();
-  for (const r of rows) {
-    const title = GROUPS.find(([, re]) => re.test(r.name))?.[0] ?? "Other";
-    const list = grouped.get(title) ?? grouped.set(title, []).get(title)!;
-    list.push({ name: r.name, value: r.value, source: r.source, doc: r.doc, changed: r.differs, secret: r.secret });
-  }
-  const order = [...GROUPS.map(([title]) => title), "Other"];
-  const groups = order
-    .filter((title) => grouped.has(title))
-    .map((title) => {
-      const list = grouped.get(title)!;
-      return groupHtml({ id: slug(title), title, changed: list.filter((r) => r.changed).length, rows: list });
-    });
+  const grouped = Map.groupBy(rows, (r) => GROUPS.find(([, re]) => re.test(r.name))?.[0] ?? "Other");
+  const groups = [...GROUPS.map(([title]) => title), "Other"].flatMap((title) => {
+    const list = grouped.get(title);
+    return list ? [groupHtml({ id: slug(title), title, changed: list.filter((r) => r.differs).length, rows: list })] : [];
+  });
   return configBodyHtml({ total: rows.length, changed: rows.filter((r) => r.differs).length, env: `NODE_ENV=${nodeEnv}`, groups: joinHtml(groups) });
 }
 

@@ -39,10 +39,7 @@ function bodyProblems(check: TypeCheck<TSchema>, value: unknown): ProblemDetail[
   return describeValidationErrors("body", errors);
 }
 
-/**
- * Health probes arrive every few seconds from load balancers and orchestrators; recording each in request_log
- * would bury partner traffic and cost a write per probe. They still count in /metrics.
- */
+/** Health probes arrive every few seconds: logging each would bury partner traffic. They still count in /metrics. */
 const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 /** The `route` label of requests the public per-IP limit refused, before any route was matched. */
 const PUBLIC_LIMIT_ROUTE = "(public rate limit)";
@@ -50,9 +47,8 @@ const isProbe = (route: ScopedRoute) => PROBE_ROUTES.has(route.path);
 const notProbe = (route: ScopedRoute) => !isProbe(route);
 
 /**
- * The routes whose requests can carry a body. Elysia never parses a GET or HEAD body, but a parse hook on a route
- * still compiles its handler as async (pinned elysia 1.4.30: any parse hook makes it "maybe async"), which cost the
- * GET routes — /healthz among them — a promise per request; so the body hooks are kept off GET and HEAD routes.
+ * The routes whose requests can carry a body. A parse hook compiles a route async even on GET (pinned elysia 1.4.30),
+ * a promise per request, so the body hooks are kept off GET and HEAD routes.
  */
 const takesBody = (route: ScopedRoute) => route.method !== "GET" && route.method !== "HEAD";
 
@@ -72,8 +68,7 @@ export const compressesAnswers = (route: ScopedRoute) =>
 export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIndex, globalAfterHandle: readonly object[] = []) {
   const { config } = ctx;
   const compressed = new CompressedCache();
-  // Every body is read under MAX_BODY_BYTES and the body deadline (src/http/body/body-deadline.ts): 413 past the size
-  // (once the rest is read and dropped, up to a bound), 408 with the connection closed for a body that trickles in.
+  // Every body is read under MAX_BODY_BYTES and the body deadline (src/http/body/body-deadline.ts).
   const bodies = new BodyReads(config.requestBody, config.maxBodyBytes);
 
   /** A body under the policy of src/http/body/json-body.ts, then checked against its route's schema. */
@@ -114,12 +109,9 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     return { value: undefined, error: new AppError("invalid_payload", `Invalid request body: ${summary}`, { details }) };
   };
 
-  // Only clients that accept a compressed answer go past the first line; others get Elysia's own serialisation.
-  // The hook is off the signed partner routes (small JSON on the hottest paths; the partners' SDK sends
-  // Accept-Encoding) and the health probes altogether (src/http/hook-scope.ts). Marked synchronous: Elysia reads
-  // `return compressedAnswer(` as async and compiled every compressible route to a promise; a mapResponse hook's
-  // promise (a compressed Response body) is never awaited by Elysia either way (pinned elysia 1.4.30 awaits only a
-  // hook declared `async`), its response mapper takes the promise.
+  // Off the signed partner routes (small JSON on the hottest paths) and the health probes. Marked synchronous: Elysia
+  // reads `return compressedAnswer(` as async and compiled every compressible route to a promise, though it never
+  // awaits a mapResponse hook not declared `async` (pinned elysia 1.4.30): its response mapper takes the promise.
   const compressionHook: MapResponseHook = scopedHook(
     synchronousHook(function compressionMapped({ request, response, set }) {
       const acceptEncoding = request.headers.get("accept-encoding");
@@ -139,10 +131,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     () => resumedRuns,
   );
 
-  /**
-   * The route run again after its hook's await (src/http/hook-scope.ts), with the context the hook was given; if the
-   * await fails, that failure is the answer, as if the hook had thrown it.
-   */
+  /** The route run again after its hook's await (ResumeLater); a failed await is the answer, as if the hook threw it. */
   const resumed = (pause: ResumeLater, at: { code: string | number; request: Request; path: string; route: string; params?: unknown }): Promise<unknown> => {
     const handler = routes.handlerOf(at.request.method, at.route);
     resumedRuns++;
@@ -165,13 +154,10 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     const state = newRequestState(ctx, request, server);
     states.set(request, state);
     headers["x-request-id"] = state.id;
-    // On every answer, whatever its type or status (src/http/security-headers.ts); Elysia copies these headers onto a
-    // Response a route returns as well as onto the answers it serialises.
+    // Elysia copies these headers onto a Response a route returns as well as onto the answers it serialises.
     headers[CONTENT_TYPE_OPTIONS] = NOSNIFF;
-    // In production, HSTS on every answer (the request state carries it for refusals made before routing).
     if (config.isProduction) headers[STRICT_TRANSPORT] = STRICT_TRANSPORT_SECURITY;
-    // Operator answers are never stored (src/http/caching/cache-control.ts): the default for every /admin answer, errors
-    // included (the 413 below too); a route with validators sets its own. One header, no allocation beyond it.
+    // Operator answers are never stored, refusals included; a route with validators sets its own.
     if (isOperatorPath(path)) headers["cache-control"] = state.headers["cache-control"] = OPERATOR_NO_STORE;
     // A Content-Length over the limit: the 413 once the body is read and dropped (a promise, on this rare path only).
     if (declaredTooLarge(config.maxBodyBytes, request)) return bodies.refuseDeclared(request, state);
@@ -183,8 +169,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       Object.assign(state.headers, rateLimitHeaders(decision));
       Object.assign(headers, state.headers);
       if (!decision.allowed) {
-        // Refused before routing, so no route's hook counts it: /metrics counts it here, under this name in
-        // place of a route template (the HeraldRateLimitRefusalsHigh alert reads it; docs/monitoring.md).
+        // Refused before routing, so counted here under a name of its own (the HeraldRateLimitRefusalsHigh alert reads it).
         ctx.metrics.observeRequest(request.method, PUBLIC_LIMIT_ROUTE, 429, (Bun.nanoseconds() - state.startedNs) / 1e9);
         return errorResponse(
           new AppError("rate_limited", `Rate limit of ${decision.limit} requests per minute per IP exceeded; retry after ${decision.retryAfterSeconds} s`),
@@ -261,10 +246,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         if (state) state.rawBody = raw;
         const { value, error } = parseBody(raw, request, route);
         if (!error) return value;
-        // Problems are kept on the request state and reported after authentication (in validation or
-        // beforeHandle): a request with a bad signature gets 401 whatever its body looks like. The placeholder
-        // `{}` keeps Elysia's own parser and validator away from the bytes: its validation error stringifies the
-        // value it refuses, which for a hostile body is the denial of service this policy exists to stop.
+        // Reported after authentication (a bad signature is 401 whatever the body). The placeholder `{}` keeps
+        // Elysia's validator away from the bytes: its error stringifies the value, a denial of service for a hostile body.
         if (!state) throw error;
         state.parseError = error;
         return {};
@@ -280,9 +263,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     )
     .onBeforeHandle(
       { as: "global" },
-      // After authentication and validation; only on routes with a scalar query parameter, and it reads nothing when
-      // the query has no "&". Not on signed routes: the partner guard makes the same check after the signature (this
-      // hook on GET /api/partner/capabilities cost ~3 µs of CPU a request, signed ÷ unsigned 0.86 → 0.81).
+      // Only on routes with a scalar query parameter. Not on signed routes: the partner guard checks after the
+      // signature (this hook cost GET /api/partner/capabilities ~3 µs of CPU a request).
       scopedHook(
         function queryGivenOnce({ request, route }) {
           // Most requests have one parameter or none: they never build the route's key (a string and a map lookup).

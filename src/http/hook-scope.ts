@@ -1,10 +1,7 @@
-// Global lifecycle hooks that only some routes need. Elysia puts a global hook into the hook list of every route
-// registered after it, and a hook in a route's lifecycle costs that route even when it returns at once (the
-// compression hook cost the signed partner routes ~1.5–3 µs of ~57 µs of CPU a request: bench/README.md). So a
-// global hook is marked with the routes it serves (`scopedHook`), and once the app is composed, before it
-// serves, `applyHookScopes` takes it off every other route. Elysia keeps a hook list per route and compiles a
-// route on its first request (pinned elysia 1.4.30); test/http/compression.test.ts and
-// test/ops/export-usage.test.ts hold which routes carry which hook.
+// Global lifecycle hooks that only some routes need. Elysia puts a global hook on every route registered after it,
+// and it costs that route even when it returns at once (compression cost the signed partner routes ~1.5–3 µs of
+// ~57 µs of CPU a request: bench/README.md). So a global hook is marked with the routes it serves (`scopedHook`), and
+// `applyHookScopes` takes it off the others once the app is composed, before any route is compiled (elysia 1.4.30).
 
 export interface ScopedRoute {
   method: string;
@@ -72,14 +69,11 @@ export function applyHookScopes(history: readonly ScopedRoute[]): void {
 export const isSignedRoute = (route: ScopedRoute) => (route.hooks.detail?.security ?? []).some((s) => "PartnerSignature" in s);
 
 // ResumeLater: a synchronous hook's way back to an await. Elysia compiles a route synchronous only when none of its
-// hooks is async, and ignores a promise that a synchronous transform returns (pinned elysia 1.4.30, compose.mjs:
-// `transformed=e.transform[i](c)`); an async route costs every request a promise and the handler's awaits (the
-// signed partner GETs, bench/README.md "signed"). So a hook whose common case needs no await runs synchronously, and
-// for the rare request that must wait (a key not yet in memory, a nonce to record) it throws `ResumeLater`: the HTTP
-// core's error hook awaits `prepare` and then runs the route again from its start with the same context (its
-// compiled handler, found by method and path in the RouteIndex; a route that takes a body reads it from the request
-// state, where the first run kept it), and the hook now finds its work done. The request gets one answer, one
-// request-log row and one metrics count (RequestState.finished).
+// hooks is async (pinned elysia 1.4.30), and an async route costs every request a promise (the signed partner GETs,
+// bench/README.md "signed"). So a hook whose common case needs no await runs synchronously, and for the rare request
+// that must wait (a key not yet in memory, a nonce to record) throws `ResumeLater`: the HTTP core's error hook awaits
+// `prepare`, then runs the route's compiled handler again with the same context (its body kept on the request
+// state), and the hook finds its work done. The request still gets one answer, log row and metrics count.
 
 /** Thrown by a synchronous hook that must await before the route can go on; not an error the client sees. */
 export class ResumeLater extends Error {

@@ -1,4 +1,5 @@
 import { Kind, TransformKind, type TSchema } from "@sinclair/typebox";
+import { mapSchema } from "./openapi/components";
 
 /**
  * JSON bodies carry numbers as JSON numbers (docs/http-conventions.md). Elysia's `t.Integer` (and `t.Numeric`)
@@ -10,48 +11,15 @@ import { Kind, TransformKind, type TSchema } from "@sinclair/typebox";
  * nature; src/http/body/form-body.ts) keep the route's schema as declared.
  */
 export function strictJsonNumbers(schema: TSchema): TSchema {
-  return rebuild(schema) as TSchema;
+  return mapSchema(schema, withoutNumericText) as TSchema;
 }
 
 type Node = Record<string | symbol, unknown>;
 const isNode = (v: unknown): v is Node => !!v && typeof v === "object" && !Array.isArray(v);
 
-const MAP_KEYS = ["properties", "patternProperties"];
-const LIST_KEYS = ["anyOf", "allOf", "oneOf", "prefixItems"];
-const VALUE_KEYS = ["items", "additionalProperties", "not"];
-
 /** The text branch of Elysia's coercing number types. */
 const isNumericText = (s: unknown) => isNode(s) && s.type === "string" && (s.format === "integer" || s.format === "numeric");
 const isNumber = (s: unknown) => isNode(s) && (s.type === "integer" || s.type === "number");
-
-/** Rebuilds bottom-up, sharing every subtree that holds no coercing number (most of a schema). */
-function rebuild(node: unknown): unknown {
-  if (!isNode(node)) return node;
-  let out: Node | null = null;
-  const set = (key: string, value: unknown) => {
-    out ??= { ...node };
-    out[key] = value;
-  };
-  for (const key of MAP_KEYS) {
-    const map = node[key];
-    if (!isNode(map)) continue;
-    const entries = Object.entries(map).map(([k, v]) => [k, rebuild(v)] as const);
-    if (entries.some(([k, v]) => v !== map[k])) set(key, Object.fromEntries(entries));
-  }
-  for (const key of LIST_KEYS) {
-    const list = node[key];
-    if (!Array.isArray(list)) continue;
-    const rebuilt = list.map(rebuild);
-    if (rebuilt.some((v, i) => v !== list[i])) set(key, rebuilt);
-  }
-  for (const key of VALUE_KEYS) {
-    const value = node[key];
-    if (!isNode(value)) continue;
-    const rebuilt = rebuild(value);
-    if (rebuilt !== value) set(key, rebuilt);
-  }
-  return withoutNumericText(out ?? node);
-}
 
 /** `anyOf [numeric text, {type: integer, …}]` → `{type: integer, …}`, keeping the outer node's modifiers (Optional). */
 function withoutNumericText(node: Node): Node {

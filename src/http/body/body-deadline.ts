@@ -1,24 +1,19 @@
 import { AppError } from "../errors/errors";
 import { errorResponse, type RequestState, tooLarge } from "../request-state";
 
-// Reading a request body under a deadline. A client that sends its headers and then trickles the body (a byte a
-// second) would otherwise hold its connection, and the memory of its half-read request, until Bun's idle timeout
-// (30 s, and not reset by incoming bytes); a few thousand such clients exhaust the process's file descriptors.
-// Every body is read through `BodyReads.read`: it is refused with 408 `request_timeout` and `Connection: close`
-// when it has not arrived within REQUEST_BODY_TIMEOUT_MS, or when, after the grace period, it arrives slower than
-// REQUEST_BODY_MIN_BYTES_PER_SEC on average. Bun then closes the connection once the answer is written.
+// Reading a request body under a deadline: a client that trickles its body would otherwise hold its connection and
+// half-read request until Bun's idle timeout (30 s, not reset by incoming bytes), and a few thousand such clients
+// exhaust the file descriptors. A body late past REQUEST_BODY_TIMEOUT_MS, or slower than
+// REQUEST_BODY_MIN_BYTES_PER_SEC after the grace period, is 408 with `Connection: close`.
 //
-// A body over MAX_BODY_BYTES is refused with 413, but only once it has been read and dropped: a client that is still
-// uploading when the answer comes (most HTTP clients read nothing until they have sent the whole body) would otherwise
-// be writing into a connection about to close, and see a broken pipe or a reset instead of the 413. Herald reads at
-// most `drainLimitBytes` of such a body in all, under the same deadline as any body; past either, it answers the 413
-// at once with `Connection: close`, and the client's remaining bytes go nowhere.
+// A body over MAX_BODY_BYTES is 413 only once read and dropped (up to `drainLimitBytes`, under the same deadline):
+// most clients read nothing until they have sent the whole body, and would see a reset instead of the 413.
 
 /** The most of a refused body Herald reads and drops: 4 × MAX_BODY_BYTES, at most 8 MiB (never less than the limit). */
 export const REFUSED_BODY_MAX_BYTES = 8 * 1024 * 1024;
 export const drainLimitBytes = (maxBytes: number) => Math.max(maxBytes, Math.min(4 * maxBytes, REFUSED_BODY_MAX_BYTES));
 
-/** The limits a request body is read under (REQUEST_BODY_TIMEOUT_MS, REQUEST_BODY_MIN_BYTES_PER_SEC). */
+/** REQUEST_BODY_TIMEOUT_MS and REQUEST_BODY_MIN_BYTES_PER_SEC. */
 export interface BodyDeadline {
   /** The longest a whole body may take, counted from when Herald starts reading it (right after its headers). */
   readonly timeoutMs: number;
@@ -26,10 +21,7 @@ export interface BodyDeadline {
   readonly minBytesPerSec: number;
 }
 
-/**
- * The first seconds of a body are not held to the minimum rate: a connection's first round trips and TCP slow
- * start, or a client that pauses briefly between its headers and its body, are not what the rate is meant to catch.
- */
+/** No minimum rate in a body's first seconds: TCP slow start, or a brief pause after the headers, is not a trickle. */
 export const BODY_RATE_GRACE_MS = 2000;
 
 /** How often reads in progress are looked at: a late body is refused at most this long after its deadline. */
@@ -80,10 +72,7 @@ export const bodyTimedOut = (policy: BodyDeadline, received: number, elapsedMs: 
     },
   );
 
-/**
- * The bodies being read by one app, and the one timer that watches them: a read costs a set entry, not a timer of
- * its own. The timer runs only while a read is in progress.
- */
+/** The bodies being read by one app and the one timer that watches them (a read costs a set entry, not a timer). */
 export class BodyReads {
   private readonly reading = new Set<Reading>();
   private sweeper: ReturnType<typeof setInterval> | null = null;
@@ -97,10 +86,8 @@ export class BodyReads {
   }
 
   /**
-   * The whole body of `request`, at most `maxBytes` (413 `payload_too_large` past it, counted as read, with or
-   * without Content-Length, once the rest is read and dropped), within the deadline (408 `request_timeout`, with
-   * `Connection: close`). Every byte is counted as it arrives, so a 408 says how much had (issue 74: a short body
-   * read whole by `request.bytes()` was counted only once all there, and its 408 said 0 bytes when 3 had come).
+   * The whole body of `request`, at most `maxBytes` (else 413), within the deadline (else 408). Every byte is counted
+   * as it arrives, so a 408 says how much had (issue 74: `request.bytes()` counted nothing until all was there).
    */
   async read(request: Request): Promise<Uint8Array> {
     const body = request.body;
@@ -131,9 +118,8 @@ export class BodyReads {
   }
 
   /**
-   * The 413 of a request whose Content-Length is over the limit, refused before routing: sent once its body has been
-   * read and dropped, or at once with `Connection: close` when it declares more than the drain limit; with
-   * `Connection: close` too when the body does not arrive within the deadline.
+   * The 413 of a Content-Length over the limit, refused before routing: once the body is drained, or at once with
+   * `Connection: close` when it declares more than the drain limit or does not arrive in time.
    */
   async refuseDeclared(request: Request, state: RequestState): Promise<Response> {
     const body = request.body;

@@ -233,9 +233,7 @@ export const ERROR_CATALOG = {
     "not_found",
     "fail_fast",
     "A download token works once; ask the export for a new one (download_token=1).",
-    {
-      endpoint_groups: ["admin"],
-    },
+    { endpoint_groups: ["admin"] },
   ),
   download_token_expired: entry(
     410,
@@ -243,9 +241,7 @@ export const ERROR_CATALOG = {
     "not_found",
     "fail_fast",
     "Download tokens expire 10 minutes after they are issued; ask the export for a new one (download_token=1).",
-    {
-      endpoint_groups: ["admin"],
-    },
+    { endpoint_groups: ["admin"] },
   ),
   short_link_signature_invalid: entry(
     403,

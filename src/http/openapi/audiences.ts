@@ -1,18 +1,12 @@
 import type { OpenApiDocument } from "./components";
 import { type OperationView, subsetOf } from "./subset";
 
-// The API reference at /api/docs shows the document one audience at a time: Scalar draws every operation of the
-// document it is given, and the whole one (~280 paths) took 19 s to show anything and 76–92 s to finish on this
-// machine (issue 74). Each audience is its own document, /api/openapi/<slug>.json, cut from the whole one (so the
-// cuts together hold every operation, each exactly once), and the reference lists them in a selector, partners
-// first. The whole document stays at /api/openapi.json and /api/openapi.yaml.
-//
-// An operation belongs to an audience by its tags and credentials: an operator route (tagged admin, whatever else it
-// is: a dead-letter page is also tagged webhooks, the messenger's consoles messenger; or one that takes the operator
-// token: /metrics) to the operators, the mini-app's routes (messenger) to the mini-app, the signed routes (partner)
-// to the partners; everything else (status, proofs, transparency, audio share links, health and the documents) is
-// public. An old link to the reference, `#tag/<tag>/<METHOD><path>`, is sent to its operation's audience by the page,
-// which lists every operation (src/http/openapi/ui.ts); a tag link alone, `#tag/<tag>`, to the audience of its tag.
+// The API reference at /api/docs shows one audience at a time: Scalar draws every operation of its document, and the
+// whole one (~280 paths) took 19 s to show anything and 76–92 s to finish (issue 74). Each audience's document,
+// /api/openapi/<slug>.json, is cut from the whole one, so together they hold every operation exactly once.
+// An operation goes by its credentials, then its tags (PRECEDENCE): anything an operator calls (tagged admin, or
+// taking the operator token) to the operators, the mini-app's to the mini-app, the signed routes to the partners,
+// the rest to the public.
 
 export interface Audience {
   slug: string;

@@ -3,11 +3,9 @@ import { escapeHtml } from "../formats/html";
 import type { OpenApiDocument } from "./components";
 import { METHODS } from "./subset";
 
-// The operations of each audience as plain HTML, written into the reference page (/api/docs) where Scalar mounts:
-// what a reader sees while Scalar starts. Scalar needs ~2.5 s at 4× CPU throttling before it draws anything even for
-// a one-operation document (bench/README.md, "docs"), ~3.5 s for the partners' one; this list is there with the
-// page's first paint, every operation a link to its place in the reference, and Scalar replaces it when it mounts.
-// Built with the documents (in the worker under `herald serve`): it is as long as the document.
+// The operations of each audience as plain HTML in the reference page (/api/docs), shown from the first paint while
+// Scalar starts (~2.5 s at 4× CPU throttling even for one operation: bench/README.md, "docs"). Built with the
+// documents (in the worker under `herald serve`): it is as long as the document.
 
 interface Entry {
   method: string;

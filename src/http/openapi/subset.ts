@@ -1,10 +1,7 @@
 import { referencedComponents, type OpenApiDocument } from "./components";
 
-// Documents cut from the one generated document, so that a part can never disagree with the whole:
-// - /api/openapi-transparency.yaml: the operations a reader without credentials can call — those tagged public or
-//   transparency;
-// - /api/openapi/<audience>.json: one audience's operations (src/http/openapi/audiences.ts), what the API reference
-//   at /api/docs shows one at a time.
+// Documents cut from the one generated document, so that a part can never disagree with the whole: the public and
+// transparency operations (/api/openapi-transparency.yaml) and one audience's (/api/openapi/<audience>.json).
 
 export const SUBSET_TAGS = ["public", "transparency"] as const;
 /** The keys of a path item that are operations. */

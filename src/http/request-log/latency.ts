@@ -1,15 +1,13 @@
 import type { Clock } from "../../clock";
 import { apartTask } from "../../db/apart";
 import { BUCKET_COUNT, histogramPercentilesMs, MAX_RELATIVE_ERROR } from "./histogram";
-import { hourOf, hourStartIso } from "./hours";
+import { compareText, hourOf, hourStartIso } from "./hours";
 import { KEY_REF } from "./log";
 import { type RouteSummary, routeSummaries } from "./summary";
 
-// Request counts and latency percentiles from the request log's hourly summaries (summary.ts), shared by
-// partner usage/status (one key) and the public latency figures (every request). Percentiles are read from
-// log-spaced latency buckets (histogram.ts): the bucket that holds the nearest-rank sample, within
-// MAX_RELATIVE_ERROR of it — never averages, which hide the slow tail. A window costs its hours × routes summary
-// rows, the same at 10M logged requests as at 10k (issue 72).
+// Request counts and latency percentiles from the request log's hourly summaries (summary.ts), for partner usage and
+// status (one key) and the public latency figures (every request). Percentiles come from the histogram buckets
+// (histogram.ts), never averages, which hide the slow tail; a window costs its hours × routes summary rows (issue 72).
 
 /** The largest relative error of a percentile, in percent with 2 decimals (9.05), as the answers state it. */
 export const PERCENTILE_ERROR_PCT = Math.round(MAX_RELATIVE_ERROR * 10_000) / 100;
@@ -52,7 +50,7 @@ export const routeSummariesTask = apartTask("request-summaries", (q, a: { keyId:
   routeSummaries(q, { key: a.keyId === null ? null : { sql: KEY_REF, param: a.keyId }, fromHour: a.fromHour, toHour: a.toHour }),
 );
 
-const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+const byPath = (a: { path: string }, b: { path: string }) => compareText(a.path, b.path);
 
 /** Percentiles overall and per route template (the busiest `maxRoutes`, busiest first) of the window's summaries. */
 export function latencyOf(routes: readonly RouteSummary[], maxRoutes = Infinity) {

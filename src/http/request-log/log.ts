@@ -42,10 +42,9 @@ const INSERT_OF = new Map(INSERT_SIZES.map((n) => [n, `INSERT INTO request_log $
 const KEYS_PER_STATEMENT = 100;
 
 /**
- * The request log is written in batches, never one INSERT on the request's own path: a request only pushes
- * onto an in-memory buffer; a timer (and a size trigger) writes the buffer in one transaction through the storage
- * port, with the hourly rollups of the same rows (src/http/request-log/rollup.ts), by src/db/buffered-writer.ts.
- * The buffer is per-process and lost on a hard crash — acceptable for analytics, and flushed on graceful shutdown.
+ * The request log, written in batches (src/db/buffered-writer.ts), never an INSERT on the request's path: a request
+ * pushes onto a buffer, and a timer writes it in one transaction with the rollups of the same rows. The buffer is lost
+ * on a hard crash — acceptable for analytics — and flushed on graceful shutdown.
  */
 export class RequestLog {
   private readonly writer: BufferedWriter<RequestLogEntry>;
@@ -117,11 +116,7 @@ export class RequestLog {
     if (this.writer.start(intervalMs) && this.catchUpOnStart) this.startCatchUp();
   }
 
-  /**
-   * Levels the hourly rollups with request_log once per start (a database upgraded from before the rollups has
-   * rows but no rollups), in bounded steps with the event loop free between them: a step compares 6 hours and
-   * rebuilds at most ~20,000 rows (src/http/request-log/catchup.ts).
-   */
+  /** Levels the rollups with request_log once per start, in bounded steps with the event loop free between them (catchup.ts). */
   private startCatchUp(): void {
     const catchUp = new RollupCatchUp(this.store);
     const started = performance.now();
@@ -157,9 +152,8 @@ export class RequestLog {
   }
 
   /**
-   * Writes everything buffered, in one transaction, after any write in progress; resolves with the number of rows
-   * this write stored (0 when it failed: the rows are back in the buffer for the next flush). Readers of
-   * request_log await it first to include the latest requests.
+   * Writes everything buffered after any write in progress; resolves with the rows stored (0 when it failed: they are
+   * back in the buffer). Readers of request_log await it first to include the latest requests.
    */
   flush(): Promise<number> {
     return this.writer.flush();
