@@ -79,3 +79,16 @@ export const entry = <const G extends readonly string[] = typeof ALL_GROUPS>(
     status_rationale: statusRationaleOf(http_status),
     ...extra,
   }) as CatalogEntry & { endpoint_groups: G };
+
+/** `entry` for the codes of a block that all answer the same endpoint groups, named once. */
+export const entriesOf =
+  <const G extends readonly string[]>(endpoint_groups: G) =>
+  (
+    http_status: number,
+    title: string,
+    category: ErrorCategory,
+    retry_class: RetryClass,
+    retry_behavior: string,
+    extra: Omit<Partial<CatalogEntry>, "endpoint_groups"> = {},
+  ) =>
+    entry(http_status, title, category, retry_class, retry_behavior, { endpoint_groups, ...extra });

@@ -1,192 +1,168 @@
-import { type CatalogEntry, entry } from "./error-entry";
+import { type CatalogEntry, entriesOf, entry } from "./error-entry";
+
+const messenger = entriesOf(["messenger"]);
 
 /**
  * The messenger mini-app's error codes (src/messenger; docs/messenger.md): init-data identity, bot webhook, games,
  * promos, missions, wallet proof. Part of the one catalog: src/http/errors/errors.ts spreads them into ERROR_CATALOG.
  */
 export const MESSENGER_ERRORS = {
-  messenger_not_configured: entry(
+  messenger_not_configured: messenger(
     503,
     "Messenger not configured",
     "dependency",
     "fail_fast",
     "MESSENGER_BOT_TOKEN is not set on this service, so no init data can be checked; the operator sets it (README configuration table).",
-    { endpoint_groups: ["messenger"] },
   ),
-  init_data_missing: entry(
+  init_data_missing: messenger(
     401,
     "Init data missing",
     "authentication",
     "fix_and_retry",
     "Send Telegram's raw init data (window.Telegram.WebApp.initData) as `Authorization: tma <init data>`, the init_data query parameter or the init_data body field.",
-    { endpoint_groups: ["messenger"] },
   ),
-  init_data_malformed: entry(
+  init_data_malformed: messenger(
     401,
     "Init data malformed",
     "authentication",
     "fix_and_retry",
     "Send initData exactly as Telegram gave it (a URL-encoded query string with auth_date, user and hash, no key twice); do not decode or re-serialise it.",
-    { endpoint_groups: ["messenger"] },
   ),
-  init_data_signature_invalid: entry(
+  init_data_signature_invalid: messenger(
     401,
     "Init data signature invalid",
     "authentication",
     "fail_fast",
     "The hash (or Ed25519 signature) does not match: the data was changed, or it was signed for another bot; reopen the mini-app from this bot.",
-    { endpoint_groups: ["messenger"] },
   ),
-  init_data_expired: entry(
+  init_data_expired: messenger(
     401,
     "Init data expired",
     "authentication",
     "fix_and_retry",
     "auth_date is older than MESSENGER_INIT_DATA_MAX_AGE_SECONDS (details.max_age_seconds); reopen the mini-app to get fresh init data.",
-    { endpoint_groups: ["messenger"] },
   ),
-  init_data_future_dated: entry(
+  init_data_future_dated: messenger(
     401,
     "Init data dated in the future",
     "authentication",
     "fail_fast",
     "auth_date is later than the server's clock by more than MESSENGER_INIT_DATA_MAX_FUTURE_SKEW_SECONDS (details.max_future_skew_seconds): Telegram never signs such data, so it was forged with a leaked bot token or the server clock is behind; operators check the clock (NTP), players reopen the mini-app.",
-    { endpoint_groups: ["messenger"] },
   ),
-  webhook_secret_invalid: entry(
+  webhook_secret_invalid: messenger(
     401,
     "Webhook secret token invalid",
     "authentication",
     "fail_fast",
     "X-Telegram-Bot-Api-Secret-Token (the header Telegram sends; X-Messenger-Bot-Api-Secret-Token is also read) must equal MESSENGER_WEBHOOK_SECRET (set it with setWebhook's secret_token).",
-    { endpoint_groups: ["messenger"] },
   ),
-  game_not_found: entry(
+  game_not_found: messenger(
     404,
     "Game or item not found",
     "not_found",
     "fail_fast",
     "The game_key or item_key is not in GET /api/messenger/games/catalog for this player.",
-    { endpoint_groups: ["messenger"] },
   ),
-  game_balance_insufficient: entry(
+  game_balance_insufficient: messenger(
     409,
     "Game balance insufficient",
     "conflict",
     "fail_fast",
     "The play or purchase needs more free spins, missiles or points than the player has (details.balance, details.required); buy or earn more first.",
-    { endpoint_groups: ["messenger"] },
   ),
-  game_cooldown: entry(
+  game_cooldown: messenger(
     409,
     "Game on cooldown",
     "conflict",
     "retry_after",
     "The free play is on cooldown; retry after details.available_at (Retry-After), or use a bought play.",
-    { endpoint_groups: ["messenger"] },
   ),
-  game_state_conflict: entry(
+  game_state_conflict: messenger(
     409,
     "Game state conflict",
     "conflict",
     "fix_and_retry",
     "The game is not in a state that allows this (no active grid, cell already revealed, no next server seed committed yet or another one than details.next_server_seed_hash); read the status route and act on it.",
-    { endpoint_groups: ["messenger"] },
   ),
-  promo_not_found: entry(
+  promo_not_found: messenger(
     404,
     "Promo code not found",
     "not_found",
     "fail_fast",
     "No enabled promo has this code; check its spelling (codes are case-sensitive).",
-    { endpoint_groups: ["messenger"] },
   ),
-  promo_expired: entry(410, "Promo code expired", "not_found", "fail_fast", "The promo's expires_at has passed; it cannot be claimed any more.", {
-    endpoint_groups: ["messenger"],
-  }),
-  promo_exhausted: entry(409, "Promo code used up", "conflict", "fail_fast", "Every claim the promo allows (max_claims) has been made.", {
-    endpoint_groups: ["messenger"],
-  }),
-  promo_already_claimed: entry(
+  promo_expired: messenger(410, "Promo code expired", "not_found", "fail_fast", "The promo's expires_at has passed; it cannot be claimed any more."),
+  promo_exhausted: messenger(409, "Promo code used up", "conflict", "fail_fast", "Every claim the promo allows (max_claims) has been made."),
+  promo_already_claimed: messenger(
     409,
     "Promo already claimed",
     "conflict",
     "safe_noop",
     "This player claimed this promo before; each player may claim a code once.",
-    { endpoint_groups: ["messenger"] },
   ),
-  promo_not_eligible: entry(
+  promo_not_eligible: messenger(
     403,
     "Not eligible for this promo",
     "authorization",
     "fail_fast",
     "The promo is limited to an audience group (details.audience_group) this player is not in.",
-    { endpoint_groups: ["messenger"] },
   ),
-  mission_not_found: entry(
+  mission_not_found: messenger(
     404,
     "Mission not found",
     "not_found",
     "fail_fast",
     "No active mission has this mission_key; list them with POST /api/messenger/missions/catalog.",
-    { endpoint_groups: ["messenger"] },
   ),
-  mission_not_enrolled: entry(
+  mission_not_enrolled: messenger(
     409,
     "Not enrolled in the mission",
     "conflict",
     "fix_and_retry",
     "Enroll first with POST /api/messenger/missions/enroll, then report progress.",
-    { endpoint_groups: ["messenger"] },
   ),
-  wallet_nonce_unknown: entry(
+  wallet_nonce_unknown: messenger(
     404,
     "Wallet challenge not found",
     "not_found",
     "fix_and_retry",
     "The nonce was not issued to this player; request a new challenge with POST /api/messenger/wallet-proof/challenge.",
-    { endpoint_groups: ["messenger"] },
   ),
-  wallet_nonce_used: entry(
+  wallet_nonce_used: messenger(
     409,
     "Wallet challenge already used",
     "conflict",
     "fix_and_retry",
     "Each challenge proves one wallet once; request a new challenge and sign its message.",
-    { endpoint_groups: ["messenger"] },
   ),
-  wallet_nonce_expired: entry(
+  wallet_nonce_expired: messenger(
     410,
     "Wallet challenge expired",
     "not_found",
     "fix_and_retry",
     "The challenge's expiration time has passed; request a new one and sign it promptly.",
-    { endpoint_groups: ["messenger"] },
   ),
-  wallet_message_mismatch: entry(
+  wallet_message_mismatch: messenger(
     400,
     "Signed message does not match the challenge",
     "validation",
     "fix_and_retry",
     "Sign exactly the message the challenge returned (byte for byte, including line breaks), and send it back unchanged.",
-    { endpoint_groups: ["messenger"] },
   ),
-  wallet_signature_invalid: entry(
+  wallet_signature_invalid: messenger(
     401,
     "Wallet signature invalid",
     "authentication",
     "fix_and_retry",
     "The Ed25519 signature does not verify for this message and the claimed address: sign with the wallet whose address you claim.",
-    { endpoint_groups: ["messenger"] },
   ),
-  request_id_reused: entry(
+  request_id_reused: messenger(
     422,
     "Client request id reused",
     "idempotency",
     "fail_fast",
     "This request_id was used for a different action or payload; use a new request_id for a new action.",
     {
-      endpoint_groups: ["messenger"],
       status_rationale:
         "The partner routes' rule for a reused Idempotency-Key (idempotency_key_reused), kept for the messenger's request_id as in the IETF Idempotency-Key draft: 422 when the id comes back with another action or payload. The same id with the same payload answers the stored result with replayed: true. There is no in-flight answer (the partner routes' 409 idempotency_in_progress): the id is claimed and the action applied in one transaction, so a concurrent duplicate waits for it and then replays.",
     },

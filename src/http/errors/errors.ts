@@ -5,11 +5,17 @@
 // status from it when made (in auth/, the CLI, a worker, before any app is built), core.ts answers by it, the
 // OpenAPI document lists its codes — and ErrorCode is its keys, so a code it lacks does not compile. Composed from
 // the domains in app.ts instead, it would be filled at start (module state), a code unknown until then.
-import { type CatalogEntry, entry } from "./error-entry";
+import { type CatalogEntry, entriesOf, entry } from "./error-entry";
 import { MESSENGER_ERRORS } from "./errors-messenger";
 import { MESSENGER_ADMIN_ERRORS } from "./errors-messenger-admin";
 
 export type { CatalogEntry, ErrorCategory, RetryClass } from "./error-entry";
+
+/** Codes of one area, its endpoint groups named once: the signed partner API, its users, operators, audio-share links. */
+const signed = entriesOf(["partner", "sandbox", "salutes"]);
+const partnerUsers = entriesOf(["partner", "sandbox"]);
+const admin = entriesOf(["admin"]);
+const audioShare = entriesOf(["audio-share"]);
 
 export const ERROR_CATALOG = {
   invalid_payload: entry(400, "Invalid payload", "validation", "fix_and_retry", "Fix the fields named in details and send again."),
@@ -63,21 +69,19 @@ export const ERROR_CATALOG = {
   db_unavailable: entry(503, "Database unavailable", "dependency", "retryable", "Retry with jittered backoff (1, 2, 4, 8 s, capped at 30 s).", {
     retry_after_seconds: 2,
   }),
-  backup_not_on_postgres: entry(
+  backup_not_on_postgres: admin(
     409,
     "Backups are the database's own on PostgreSQL",
     "conflict",
     "fail_fast",
     "This service runs on PostgreSQL, where Herald's on-demand backups (a SQLite VACUUM INTO copy) and Litestream do not apply; retrying will not help. Operators: back up and restore with PostgreSQL's own tools — pg_dump / pg_restore for a copy, pg_basebackup with WAL archiving for point-in-time recovery (docs/postgres.md).",
-    { endpoint_groups: ["admin"] },
   ),
-  backup_in_progress: entry(
+  backup_in_progress: admin(
     409,
     "A backup is already running",
     "conflict",
     "fail_fast",
     "Another backup is running on this instance (details.backup_id, its phase and percent); its result is the backup you asked for, so do not start another: follow it at details.status_url (GET /admin/backup/status) until `running` is null, then read `last`. Run again only if you need a newer copy than that one.",
-    { endpoint_groups: ["admin"] },
   ),
   service_unavailable: entry(503, "Service unavailable", "dependency", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", {
     retry_after_seconds: 5,
@@ -89,45 +93,41 @@ export const ERROR_CATALOG = {
     "fail_fast",
     "The service cannot decrypt its stored secrets (it runs with another master key than its database was made with, e.g. after a restore). Nothing a client changes helps and retrying does not either until the operators fix it: tell them, quoting the request_id. Operators: docs/operations.md, section Restore: the database and its master key.",
   ),
-  replay_detected: entry(
+  replay_detected: signed(
     409,
     "Replay detected",
     "conflict",
     "retryable",
     "The nonce was already used: sign the retry again with a new nonce and timestamp; keep the Idempotency-Key if it is the same logical request, so it cannot take effect twice.",
-    { endpoint_groups: ["partner", "sandbox", "salutes"] },
   ),
-  idempotency_replay: entry(
+  idempotency_replay: signed(
     409,
     "Idempotent replay",
     "idempotency",
     "safe_noop",
     "The original request with this Idempotency-Key already completed; treat as a duplicate success and fetch the latest state.",
-    { endpoint_groups: ["partner", "sandbox", "salutes"] },
   ),
-  idempotency_key_required: entry(
+  idempotency_key_required: signed(
     400,
     "Idempotency-Key missing or malformed",
     "idempotency",
     "fix_and_retry",
     "Send an Idempotency-Key header (1–255 visible ASCII characters, e.g. a UUID) on every mutation.",
-    { endpoint_groups: ["partner", "sandbox", "salutes"] },
   ),
-  idempotency_key_reused: entry(
+  idempotency_key_reused: signed(
     422,
     "Idempotency-Key reused with another payload",
     "idempotency",
     "fail_fast",
     "An Idempotency-Key belongs to one request; use a new key for a different payload.",
-    { endpoint_groups: ["partner", "sandbox", "salutes"] },
   ),
-  idempotency_in_progress: entry(
+  idempotency_in_progress: signed(
     409,
     "Original request still in progress",
     "idempotency",
     "retry_after",
     "The first request with this Idempotency-Key has not finished; retry after Retry-After seconds with the same key.",
-    { retry_after_seconds: 1, endpoint_groups: ["partner", "sandbox", "salutes"] },
+    { retry_after_seconds: 1 },
   ),
   claim_already_redeemed: entry(
     409,
@@ -161,111 +161,93 @@ export const ERROR_CATALOG = {
     "The user's per-UTC-day conversion cap would be passed; convert at most details.remaining_today, or wait for 00:00 UTC.",
     { endpoint_groups: ["salutes"] },
   ),
-  external_id_taken: entry(
+  external_id_taken: partnerUsers(
     409,
     "external_id already used",
     "conflict",
     "fail_fast",
     "You already have a user with this external_id; fetch it with GET /api/partner/user-lookup?q=… instead of creating it again.",
-    { endpoint_groups: ["partner", "sandbox"] },
   ),
-  username_taken: entry(
+  username_taken: partnerUsers(
     409,
     "Username taken",
     "conflict",
     "fix_and_retry",
     "Another of your users has this username (compared case-insensitively); choose another.",
-    { endpoint_groups: ["partner", "sandbox"] },
   ),
-  wallet_already_linked: entry(
+  wallet_already_linked: partnerUsers(
     409,
     "Wallet linked to another user",
     "conflict",
     "fail_fast",
     "The address belongs to another of your users; find them with GET /api/partner/user-lookup?wallet=… and decide which user should own it.",
-    { endpoint_groups: ["partner", "sandbox"] },
   ),
   // Audio-share (src/audio-share/catalogs.ts documents when each is answered; /api/public/audio-share-links/errors.json).
-  destination_host_denied: entry(
+  destination_host_denied: audioShare(
     400,
     "Destination host denied",
     "validation",
     "fix_and_retry",
     "The destination's host, scheme or form fails the audio-share host policy (details.host, details.reason); share a URL on an allowed host — see /api/public/audio-share-links/policy.json.",
-    { endpoint_groups: ["audio-share"] },
   ),
-  destination_invalid: entry(
+  destination_invalid: audioShare(
     400,
     "Destination invalid",
     "validation",
     "fix_and_retry",
     "track_url or file_url is not a URL Herald can share: give an absolute https URL or a site-relative path starting with /.",
-    { endpoint_groups: ["audio-share"] },
   ),
-  channel_unknown: entry(
+  channel_unknown: audioShare(
     400,
     "Unknown share channel",
     "validation",
     "fix_and_retry",
     "A channel in `channels` is not in /api/public/audio-share-links/channels.json; drop it or fix its spelling.",
-    { endpoint_groups: ["audio-share"] },
   ),
-  short_url_invalid: entry(
+  short_url_invalid: audioShare(
     400,
     "Not a short link of this service",
     "validation",
     "fix_and_retry",
     "short_url must be {base_url}/s/audio/<code> (or the path /s/audio/<code>).",
-    { endpoint_groups: ["audio-share"] },
   ),
-  short_link_not_found: entry(404, "Short link not found", "not_found", "fail_fast", "No short link has this code; check it, or build a new one.", {
-    endpoint_groups: ["audio-share"],
-  }),
-  short_link_expired: entry(410, "Short link expired", "not_found", "fail_fast", "The link's expires_at has passed; build a new link.", {
-    endpoint_groups: ["audio-share"],
-  }),
-  short_link_revoked: entry(410, "Short link revoked", "not_found", "fail_fast", "An operator revoked this link; do not share it again.", {
-    endpoint_groups: ["audio-share"],
-  }),
-  download_token_used: entry(
+  short_link_not_found: audioShare(404, "Short link not found", "not_found", "fail_fast", "No short link has this code; check it, or build a new one."),
+  short_link_expired: audioShare(410, "Short link expired", "not_found", "fail_fast", "The link's expires_at has passed; build a new link."),
+  short_link_revoked: audioShare(410, "Short link revoked", "not_found", "fail_fast", "An operator revoked this link; do not share it again."),
+  download_token_used: admin(
     410,
     "Download token already used",
     "not_found",
     "fail_fast",
     "A download token works once; ask the export for a new one (download_token=1).",
-    { endpoint_groups: ["admin"] },
   ),
-  download_token_expired: entry(
+  download_token_expired: admin(
     410,
     "Download token expired",
     "not_found",
     "fail_fast",
     "Download tokens expire 10 minutes after they are issued; ask the export for a new one (download_token=1).",
-    { endpoint_groups: ["admin"] },
   ),
-  short_link_signature_invalid: entry(
+  short_link_signature_invalid: audioShare(
     403,
     "Short link signature invalid",
     "authorization",
     "fail_fast",
     "The token or the stored link does not match its signature (tampered, or the signing key changed); build a new link.",
-    { endpoint_groups: ["audio-share"] },
   ),
-  track_auth_required: entry(
+  track_auth_required: audioShare(
     401,
     "Track bearer token required",
     "authentication",
     "fail_fast",
     "Send Authorization: Bearer <track token>; X-Audio-Share-Track-Auth says required_missing_bearer.",
-    { endpoint_groups: ["audio-share"] },
   ),
-  track_auth_invalid: entry(
+  track_auth_invalid: audioShare(
     401,
     "Track bearer token invalid",
     "authentication",
     "fail_fast",
     "The bearer token is unknown or revoked; ask the operators for a new one.",
-    { endpoint_groups: ["audio-share"] },
   ),
   run_not_found: entry(
     404,
