@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { AppContext } from "../context";
 import { epochMs } from "../clock";
-import { AppError, type ProblemDetail } from "./errors/errors";
+import { AppError, invalidRequest, type ProblemDetail } from "./errors/errors";
 import { metaRequested } from "./envelope";
 import { isOperatorPath, OPERATOR_NO_STORE } from "./caching/cache-control";
 import { rateLimitHeaders } from "./rate-limit/rate-limit";
@@ -53,6 +53,12 @@ const notProbe = (route: ScopedRoute) => !isProbe(route);
 const takesBody = (route: ScopedRoute) => route.method !== "GET" && route.method !== "HEAD";
 
 type MapResponseHook = (c: { request: Request; response: unknown; set: { status?: unknown } }) => Response | Promise<Response> | undefined;
+/** What a request-answering hook reads of Elysia's context. */
+type AnswerContext = { request: Request; route: string; response: unknown; set: { status?: unknown } };
+
+/** The status of a route's answer: a Response's own, else the one the route set (200 by default). */
+const statusOf = (response: unknown, set: { status?: unknown }) =>
+  response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
 const COMPRESSION_HOOKS = new WeakSet<MapResponseHook>();
 
 /** Whether a route's lifecycle includes the compression hook. */
@@ -104,9 +110,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
           };
     }
     if (check.Check(parsed.value)) return parsed;
-    const details = bodyProblems(check, parsed.value);
-    const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
-    return { value: undefined, error: new AppError("invalid_payload", `Invalid request body: ${summary}`, { details }) };
+    return { value: undefined, error: invalidRequest("body", bodyProblems(check, parsed.value)) };
   };
 
   // Off the signed partner routes (small JSON on the hottest paths) and the health probes. Marked synchronous: Elysia
@@ -211,18 +215,8 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   // Every answer a route makes passes the mapResponse hooks: a handler's, an early one from beforeHandle, and the
   // error hook's (which has logged it already). Returns nothing, so Elysia goes on to the next mapResponse hook.
   const answeredHook = scopedHook(
-    synchronousHook(function requestAnswered({
-      request,
-      route,
-      response,
-      set,
-    }: {
-      request: Request;
-      route: string;
-      response: unknown;
-      set: { status?: unknown };
-    }) {
-      answered(request, route, response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200);
+    synchronousHook(function requestAnswered({ request, route, response, set }: AnswerContext) {
+      answered(request, route, statusOf(response, set));
     }),
     notProbe,
   );
@@ -315,7 +309,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
       // A probe is counted in the metrics when its answer is made, as every request is (`answered`), and writes no
       // request-log row. A refused probe is counted by the error hook.
       scopedHook(function probeCounted({ request, route, response, set }) {
-        probeObserved(request, route, response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200);
+        probeObserved(request, route, statusOf(response, set));
       }, isProbe),
     );
   for (const hook of globalAfterHandle) core.onAfterHandle({ as: "global" }, hook as never);

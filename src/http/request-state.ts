@@ -37,15 +37,7 @@ export interface RequestState {
   pageRefusal: ((error: AppError) => Promise<Response>) | null;
 }
 
-export class RequestStates {
-  private readonly map = new WeakMap<Request, RequestState>();
-  get(request: Request): RequestState | undefined {
-    return this.map.get(request);
-  }
-  set(request: Request, state: RequestState): void {
-    this.map.set(request, state);
-  }
-}
+export class RequestStates extends WeakMap<Request, RequestState> {}
 
 export function clientIp(ctx: AppContext, request: Request, server: Server<unknown> | null): string {
   if (ctx.config.trustProxy) {

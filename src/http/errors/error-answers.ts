@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { SerializationFailure, StoreUnavailable, UnstorableText } from "../../db/port";
 import { errorFields } from "../../log";
-import { AppError, type ErrorCode } from "./errors";
+import { AppError, invalidRequest } from "./errors";
 import { describeParamProblems } from "../params";
 import { errorResponse, type RequestState, type RequestStates, refused } from "../request-state";
 import type { RouteIndex } from "../routes/route-index";
@@ -80,10 +80,7 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
           : [];
       const part: RequestPart = v.type === "body" ? "body" : v.type === "property" || !v.type ? "query" : v.type;
       const described = named.length ? named : describeValidationErrors(part, all);
-      const details = described.length ? described : [{ field: part, problem: "is not valid for this route" }];
-      const errCode: ErrorCode = part === "body" ? "invalid_payload" : "invalid_query";
-      const summary = details.map((d) => `${d.field} ${d.problem}`).join("; ");
-      return new AppError(errCode, `Invalid ${part === "body" ? "request body" : "request parameters"}: ${summary}`, { details });
+      return invalidRequest(part === "body" ? "body" : "parameters", described.length ? described : [{ field: part, problem: "is not valid for this route" }]);
     }
     if (code === "PARSE") {
       return new AppError("invalid_payload", "Request body could not be parsed as JSON", { details: [{ field: "body", problem: "must be valid JSON" }] });
@@ -102,15 +99,9 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
     // input, so a 400 naming where it was (a %00 in the request target, else the body), never a 500.
     if (error instanceof UnstorableText) {
       const inTarget = /%00/i.test(request.url);
-      const field = inTarget ? "query" : "body";
-      return new AppError(
-        inTarget ? "invalid_query" : "invalid_payload",
-        `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`,
-        {
-          details: [{ field, problem: "contains U+0000 (NUL), which Herald cannot store" }],
-          cause: error,
-        },
-      );
+      const details = [{ field: inTarget ? "query" : "body", problem: "contains U+0000 (NUL), which Herald cannot store" }];
+      const message = `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`;
+      return new AppError(inTarget ? "invalid_query" : "invalid_payload", message, { details, cause: error });
     }
     // The database did not answer (a lost connection, a server shutting down) or a transaction lost a race it
     // cannot win by waiting: a 503 the client retries, never a 500 (docs/design.md §8a).

@@ -316,9 +316,14 @@ export class ValidationError extends AppError {
   }
 }
 
+/** The 400 of a request's body (invalid_payload) or parameters (invalid_query): each problem named in the message too. */
+export const invalidRequest = (part: "body" | "parameters", details: ProblemDetail[]) =>
+  new AppError(part === "body" ? "invalid_payload" : "invalid_query", `Invalid request ${part}: ${details.map((d) => `${d.field} ${d.problem}`).join("; ")}`, {
+    details,
+  });
+
 /**
  * A query parameter a route refuses by its own check (after the schema's): 400 invalid_query named and worded as
  * the schema's refusals are (`query.<name> <problem>`), so a client reads one shape whichever check refused it.
  */
-export const queryProblem = (name: string, problem: string) =>
-  new AppError("invalid_query", `Invalid request parameters: query.${name} ${problem}`, { details: [{ field: `query.${name}`, problem }] });
+export const queryProblem = (name: string, problem: string) => invalidRequest("parameters", [{ field: `query.${name}`, problem }]);

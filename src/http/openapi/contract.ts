@@ -247,9 +247,7 @@ export function completeOperations(paths: OpenApiDocument["paths"]): void {
       if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || (p.in === "header" && !isReadNonce(p)))) add(400);
       // Before routing the core refuses a request line over its bound (414) and a declared body over its limit
       // (413, on any method); a database that does not answer, or a draining instance, is 503 anywhere.
-      add(413);
-      add(414);
-      add(503);
+      for (const s of [413, 414, 503]) add(s);
       // Bun's own refusal, before Herald reads the request: more than 198 header fields, or a header section over
       // --max-http-header-size (64 KiB under herald and npm start). No body; the connection is closed.
       responses["431"] ??= { description: "Request header fields too large (Bun's answer before any Herald code runs: over 198 fields or 64 KiB); no body" };
