@@ -152,6 +152,12 @@ const isPageOnly = (r: unknown) => {
   return !!content && Object.keys(content).every((m) => m.startsWith("text/html"));
 };
 
+type ErrorOperation = Record<string, unknown> & {
+  responses?: Record<string, unknown>;
+  security?: Array<Record<string, unknown>>;
+  parameters?: Array<{ in?: string; name?: string }>;
+};
+
 /**
  * Points each operation's error responses (declared with the Error body) at the shared typed response of their
  * status (an operator page's at its HTML-or-JSON twin), adds `default`, and returns components.responses for
@@ -160,13 +166,7 @@ const isPageOnly = (r: unknown) => {
 export function typeErrorResponses(paths: Record<string, Record<string, unknown>>): Record<string, Json> {
   const responses: Record<string, Json> = { Error: errorResponse(null, "plain") };
   for (const [path, item] of Object.entries(paths)) {
-    for (const op of Object.values(item) as Array<
-      Record<string, unknown> & {
-        responses?: Record<string, unknown>;
-        security?: Array<Record<string, unknown>>;
-        parameters?: Array<{ in?: string; name?: string }>;
-      }
-    >) {
+    for (const op of Object.values(item) as ErrorOperation[]) {
       if (!op?.responses) continue;
       const page = answersPages(path, op);
       const replays = signedMutation(op);

@@ -132,16 +132,15 @@ const ASSET_CACHE = "public, max-age=86400";
  * elsewhere. Beyond that, each page is allowed what its bundle needs to draw, and no more (the browser test,
  * test/http/api-reference.browser.test.ts, fails on anything the policy refuses).
  */
-const docsPageHeaders = (html: string, draws: Pick<PagePolicy, "styles" | "images">) =>
-  pageSecurityHeaders({ scripts: ["'self'", ...inlineScriptSources(html)], connect: ["'self'"], ...draws });
+const docsPage = (html: string, draws: Pick<PagePolicy, "styles" | "images">): Representation => {
+  const rep = representation(html, "text/html; charset=utf-8", PAGE_CACHE);
+  const policy = pageSecurityHeaders({ scripts: ["'self'", ...inlineScriptSources(html)], connect: ["'self'"], ...draws });
+  return { ...rep, headers: { ...rep.headers, ...policy } };
+};
 /** Scalar adds its styles at run time (inline <style> elements). */
 const REFERENCE_DRAWS = { styles: ["'unsafe-inline'"] };
 /** The Swagger UI's stylesheet is Herald's own file; its icons are data: URLs. */
 const SWAGGER_DRAWS = { styles: ["'self'"], images: ["data:"] };
-const docsPage = (html: string, draws: Pick<PagePolicy, "styles" | "images">): Representation => {
-  const rep = representation(html, "text/html; charset=utf-8", PAGE_CACHE);
-  return { ...rep, headers: { ...rep.headers, ...docsPageHeaders(html, draws) } };
-};
 
 /** An embedded file served with a strong ETag, hashed on first request (4 MB: not at start, not per request). */
 function assetRoute(file: string, contentType: string) {

@@ -34,6 +34,12 @@ export const hourCountsTask = apartTask("request-log-hour-counts", (q, a: { from
   ]),
 );
 
+type HourCount = { hour: string; requests: number };
+const byHour = (rows: HourCount[]) => new Map(rows.map((r) => [r.hour, r.requests]));
+const ROLLED_HOURS = "SELECT hour, requests FROM request_log_hourly WHERE hour >= ? AND hour < ?";
+/** The summaries' row for every key (key_ref 0) per route, summed per hour: down their primary key. */
+const SUMMARIZED_HOURS = "SELECT hour, sum(requests) AS requests FROM request_summary_hourly WHERE key_ref = ? AND hour >= ? AND hour < ? GROUP BY hour";
+
 const prevHour = (hour: string) => new Date(Date.parse(hourStartIso(hour)) - 3_600_000).toISOString().slice(0, 13);
 
 /**
@@ -81,20 +87,8 @@ export class RollupCatchUp {
     let lo: string = hi;
     for (let i = 0; i < scanHours && lo > first; i++) lo = prevHour(lo);
     const logged = new Map((await this.store.apart(hourCountsTask, { fromIso: hourStartIso(lo), toIso: hourStartIso(hi) })).map((r) => [r.hour, r.n]));
-    const rolled = new Map(
-      (await this.store.all<{ hour: string; requests: number }>("SELECT hour, requests FROM request_log_hourly WHERE hour >= ? AND hour < ?", [lo, hi])).map(
-        (r) => [r.hour, r.requests],
-      ),
-    );
-    // The summaries' row for every key (key_ref 0) per route, summed per hour: down their primary key.
-    const summarized = new Map(
-      (
-        await this.store.all<{ hour: string; requests: number }>(
-          "SELECT hour, sum(requests) AS requests FROM request_summary_hourly WHERE key_ref = ? AND hour >= ? AND hour < ? GROUP BY hour",
-          [ALL_KEYS, lo, hi],
-        )
-      ).map((r) => [r.hour, r.requests]),
-    );
+    const rolled = byHour(await this.store.all<HourCount>(ROLLED_HOURS, [lo, hi]));
+    const summarized = byHour(await this.store.all<HourCount>(SUMMARIZED_HOURS, [ALL_KEYS, lo, hi]));
     let rows = 0;
     let cursor = hi;
     for (let h = prevHour(hi); h >= lo; h = prevHour(h)) {

@@ -58,6 +58,8 @@ const UPSERT_HOURLY =
 const UPSERT_403 =
   "INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hour, route, partner_key_id, client_prefix) DO UPDATE SET count = request_log_403_hourly.count + excluded.count";
 
+const INSERT_403 = "INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?)";
+
 /** A batch's rollup increments: requests and 403s per hour, and 403s per (hour, route, key, prefix). */
 export interface RollupDelta {
   hourly: Array<[hour: string, requests: number, forbidden: number]>;
@@ -171,15 +173,7 @@ export function rebuildHour(store: Store, hour: string, parts: { rollups: boolea
       if (e) e[3] += g.n;
       else folded.set(id, [g.route, key, prefix, g.n]);
     }
-    for (const [route, key, prefix, n] of folded.values()) {
-      await t.run("INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?)", [
-        hour,
-        route,
-        key,
-        prefix,
-        n,
-      ]);
-    }
+    for (const [route, key, prefix, n] of folded.values()) await t.run(INSERT_403, [hour, route, key, prefix, n]);
     return totals.n;
   });
 }
