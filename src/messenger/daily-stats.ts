@@ -34,6 +34,13 @@ export const CLOSED_DAY_MARGIN_MS = 10 * 60_000;
 
 const dayOf = (iso: string) => iso.slice(0, 10);
 
+/** Each summed balance: its aggregate columns' prefix (granted = positive deltas, spent = negative) and its ledger delta. */
+const SUMMED = [
+  ["free_spins", "free_spin_delta"],
+  ["missiles", "missile_delta"],
+  ["points", "points_delta"],
+] as const;
+
 /** The sums of a batch of ledger rows, per (day, action, game) and per (day, game, player), game "" = any action. */
 function sums(rows: UnfoldedRow[]) {
   const stats = new Map<string, StatsRow>();
@@ -50,27 +57,15 @@ function sums(rows: UnfoldedRow[]) {
     const k = `${day}|${r.action}|${game}`;
     let s = stats.get(k);
     if (!s) {
-      s = {
-        day,
-        action: r.action,
-        game_key: game,
-        entries: 0,
-        free_spins_granted: 0,
-        free_spins_spent: 0,
-        missiles_granted: 0,
-        missiles_spent: 0,
-        points_granted: 0,
-        points_spent: 0,
-      };
+      const zero = { entries: 0, ...Object.fromEntries(SUMMED.flatMap(([name]) => [`${name}_granted`, `${name}_spent`]).map((c) => [c, 0])) };
+      s = { day, action: r.action, game_key: game, ...zero } as StatsRow;
       stats.set(k, s);
     }
     s.entries++;
-    s.free_spins_granted += Math.max(0, r.free_spin_delta);
-    s.free_spins_spent += Math.max(0, -r.free_spin_delta);
-    s.missiles_granted += Math.max(0, r.missile_delta);
-    s.missiles_spent += Math.max(0, -r.missile_delta);
-    s.points_granted += Math.max(0, r.points_delta);
-    s.points_spent += Math.max(0, -r.points_delta);
+    for (const [name, delta] of SUMMED) {
+      s[`${name}_granted`] += Math.max(0, r[delta]);
+      s[`${name}_spent`] += Math.max(0, -r[delta]);
+    }
     if (r.game_key !== null) addPlayer(day, r.game_key, r.telegram_user_id);
     addPlayer(day, "", r.telegram_user_id);
   }

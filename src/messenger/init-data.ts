@@ -1,22 +1,17 @@
 // Telegram Mini App init data: the raw query string Telegram hands the mini-app, signed for this bot.
 //
-// The HMAC is @telegram-apps/init-data-node's (hashToken + signData for the WebAppData HMAC). Its own `validate`
-// is not used, for two measured reasons: it compares the hash with `!==` (not constant-time) and it reads
-// Date.now() for expiry (tests and sandbox drive time through ctx.clock). So this module builds the data-check
-// string (every pair but `hash`, sorted, joined by newlines, as Telegram documents), lets the library sign it,
-// compares in constant time and checks auth_date against the clock itself. Its `parse` is not used either: it
-// refuses init data without a `signature` field (older clients) and cost 17 µs a call here; the user JSON is read
-// below. The third-party Ed25519 check is written here with node:crypto rather than the library's validate3rd:
-// validate3rd has Telegram's two keys built in (an operator could not configure a new one, and no test could
-// sign a valid signature), and it verifies through WebCrypto, asynchronously: 102 µs a check against 62 µs for
-// node:crypto's synchronous verify with a key prepared once (10,000 checks each on this machine, 2026-11-22, with
-// other work on the cores; the ratio is the point): the identity hook awaits only the store (the player row), never
-// the signature check.
+// The HMAC is @telegram-apps/init-data-node's (hashToken + signData); its `validate` is not used because it compares
+// the hash with `!==` (not constant-time) and reads Date.now() for expiry (tests drive time through ctx.clock), and
+// its `parse` refuses init data without a `signature` field (older clients) and cost 17 µs a call. The third-party
+// Ed25519 check uses node:crypto rather than validate3rd, which has Telegram's two keys built in (no operator key, no
+// test signature) and verifies through async WebCrypto: 102 µs a check against 62 µs for node:crypto's synchronous
+// verify with a key prepared once (10,000 checks each, 2026-11-22), so the identity hook awaits only the store.
 import { createPublicKey, type KeyObject, timingSafeEqual, verify as verifyEd25519 } from "node:crypto";
 import { hashToken, signData } from "@telegram-apps/init-data-node";
 import type { Config } from "../config";
 import { AppError } from "../http/errors/errors";
 import { INIT_DATA_MAX_LENGTH } from "./model";
+import { botNotConfigured } from "./route-common";
 
 export type InitDataFailure = "init_data_missing" | "init_data_malformed" | "init_data_signature_invalid" | "init_data_expired" | "init_data_future_dated";
 
@@ -119,23 +114,19 @@ function parseShape(raw: string): Parsed {
   };
 }
 
-/** Telegram's data-check string: every field except `hash`, as key=value, sorted, joined by newlines. */
-export function dataCheckString(params: URLSearchParams): string {
-  const pairs: string[] = [];
-  params.forEach((value, key) => {
-    if (key !== "hash") pairs.push(`${key}=${value}`);
-  });
-  return pairs.sort().join("\n");
-}
+/** Every field but the `skipped` ones, as key=value, sorted, joined by newlines. */
+const sortedPairs = (params: URLSearchParams, skipped: string[]) =>
+  [...params]
+    .filter(([key]) => !skipped.includes(key))
+    .map(([key, value]) => `${key}=${value}`)
+    .sort()
+    .join("\n");
 
-/** What Telegram signs with Ed25519: `<bot id>:WebAppData`, then every pair but `hash` and `signature`, sorted. */
-export function thirdPartyCheckString(params: URLSearchParams, botId: number): string {
-  const pairs: string[] = [];
-  params.forEach((value, key) => {
-    if (key !== "hash" && key !== "signature") pairs.push(`${key}=${value}`);
-  });
-  return `${botId}:WebAppData\n${pairs.sort().join("\n")}`;
-}
+/** Telegram's data-check string: every field except `hash`. */
+export const dataCheckString = (params: URLSearchParams): string => sortedPairs(params, ["hash"]);
+
+/** What Telegram signs with Ed25519: `<bot id>:WebAppData`, then every pair but `hash` and `signature`. */
+export const thirdPartyCheckString = (params: URLSearchParams, botId: number): string => `${botId}:WebAppData\n${sortedPairs(params, ["hash", "signature"])}`;
 
 export class InitDataVerifier {
   /** HMAC-SHA256("WebAppData", bot token), computed once: each check is then one HMAC. */
@@ -178,7 +169,7 @@ export class InitDataVerifier {
         "Send the mini-app's init data as `Authorization: tma <init data>`, the init_data query parameter or the init_data body field",
       );
     }
-    if (!this.configured) throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
+    if (!this.configured) throw botNotConfigured();
     if (raw.length > INIT_DATA_MAX_LENGTH) throw new InitDataError("init_data_malformed", `init data is longer than ${INIT_DATA_MAX_LENGTH} characters`);
     const hit = this.verified.get(raw);
     if (hit) return this.accept(hit.parsed, hit.scheme, nowMs);
@@ -227,10 +218,7 @@ export class InitDataVerifier {
       throw new InitDataError(
         "init_data_expired",
         `init data was signed at ${new Date(parsed.authDate * 1000).toISOString()}, more than ${maxAge} s ago; reopen the mini-app`,
-        {
-          auth_date: parsed.authDate,
-          max_age_seconds: maxAge,
-        },
+        { auth_date: parsed.authDate, max_age_seconds: maxAge },
       );
     }
     return { ...parsed.user, scheme };

@@ -2,13 +2,10 @@
 // in ONE transaction (1) claims the client's request id (a repeat answers the stored answer), (2) takes the
 // player's row lock, (3) runs the action's game-state changes, (4) moves the balances by one conditional
 // statement that refuses a balance below zero and (5) completes the ledger row. A thrown AppError rolls all of it
-// back. Nothing in it awaits anything but the transaction's own statements (docs/design.md §8a). Statements that do not
-// depend on each other's results are issued together (one round trip on PostgreSQL; in-order.ts): the
-// lock with the claim, the balances with the effect's last statements. How (4) and (5) are sent is the store's
-// (settleAction): on PostgreSQL one statement sent with the COMMIT, the action's own writes inside it
-// (ActionEffect.riders); every effect's answer is known before its move (a wheel play takes its spin's id with its
-// nonce). A play's hourly counter is written just
-// after the commit (counters.ts, CountsBehind), not in it.
+// back. Nothing in it awaits anything but the transaction's own statements (docs/design.md §8a). Independent
+// statements are issued together (one round trip on PostgreSQL; in-order.ts): the lock with the claim, the
+// balances with the effect's last statements (settleAction; ActionEffect.riders). A play's hourly counter is
+// written just after the commit (counters.ts, CountsBehind), not in it.
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
@@ -117,9 +114,7 @@ export function insufficient(balance: keyof Balances, has: number, required: num
   return new AppError(
     "game_balance_insufficient",
     `Not enough ${balance.replace("_balance", "").replace("_", " ")}: the player has ${has}, this needs ${required}`,
-    {
-      details: { balance, has, required },
-    },
+    { details: { balance, has, required } },
   );
 }
 
@@ -171,14 +166,7 @@ export async function applyActionIn<R extends object, E = undefined>(
   // the action's early statements.
   const [player, ledgerId, earlyAnswer] = await inOrder(
     lockedPlayer(t, uid, now),
-    claimRequest(t, {
-      telegramUserId: uid,
-      requestId: input.requestId,
-      action: input.action,
-      fingerprint,
-      gameKey: input.gameKey,
-      at: now,
-    }),
+    claimRequest(t, { telegramUserId: uid, requestId: input.requestId, action: input.action, fingerprint, gameKey: input.gameKey, at: now }),
     early?.(t, uid, now),
   );
   if (ledgerId === null) {

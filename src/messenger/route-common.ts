@@ -24,6 +24,8 @@ export const answers = <S extends TSchema, D extends object = Record<never, neve
  * operator routes it runs after the admin check (the admin macro's transform hook), so only operators see the 503.
  */
 export const requireMessengerBot = (ctx: AppContext) => () => {
-  if (!ctx.config.messenger.botToken)
-    throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
+  if (!ctx.config.messenger.botToken) throw botNotConfigured();
 };
+
+export const botNotConfigured = () =>
+  new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");

@@ -27,7 +27,6 @@ import {
   handleUpdate,
   identityStatus,
   webhookSecretInvalid,
-  requireBotForUpdates,
   webhookSecretMatches,
   playWheel,
   gridStatus,
@@ -69,7 +68,7 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
             limits.webhookRefused(request);
             throw webhookSecretInvalid();
           }
-          requireBotForUpdates(ctx);
+          requireMessengerBot(ctx)();
         },
         headers: WebhookModel.headers,
         body: WebhookModel.update,

@@ -3,7 +3,7 @@ import type { AppContext } from "../context";
 import type { MessengerRequest } from "./identity-plugin";
 import { balancesOf, playerView } from "./players";
 
-export { handleUpdate, ingestUpdate, requireBotForUpdates, webhookSecretInvalid, webhookSecretMatches, type TelegramUpdate } from "./bot/webhook";
+export { handleUpdate, ingestUpdate, webhookSecretInvalid, webhookSecretMatches, type TelegramUpdate } from "./bot/webhook";
 export { sendDueBotCalls } from "./bot/outbox";
 export { gameCatalog, purchaseItem } from "./games/games";
 export { openWelcomeGift, welcomeGiftView } from "./games/welcome-gift";

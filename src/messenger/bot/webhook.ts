@@ -35,18 +35,12 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
 /**
  * Whether the request carries the webhook secret: constant-time (hashing first makes the lengths equal). A post
  * without it is refused (401) whatever the configuration; one with it is then refused 503 when the bot is not
- * configured (`requireBotForUpdates`).
+ * configured (`requireMessengerBot`).
  */
 export function webhookSecretMatches(ctx: AppContext, headers: Headers): boolean {
   const expected = ctx.config.messenger.webhookSecret;
   const given = headers.get(WEBHOOK_SECRET_HEADER) ?? headers.get(WEBHOOK_SECRET_HEADER_SPEC);
   return expected !== undefined && given !== null && timingSafeEqual(digest(given), digest(expected));
-}
-
-/** A post with the right secret to a service without a bot token: it cannot be answered (503). */
-export function requireBotForUpdates(ctx: AppContext): void {
-  if (!ctx.config.messenger.botToken)
-    throw new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");
 }
 
 export const webhookSecretInvalid = () =>
