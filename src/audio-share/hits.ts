@@ -4,68 +4,20 @@ import { errorFields } from "../log";
 import { clientHash, dailySalt } from "./signing";
 import { type FlushBucket, writeHits } from "./store/hits";
 
-// Redirect hits on /s/audio/<code>, counted the way Dub does: HEAD requests and known bots / link-preview
-// fetchers apart from people, and a person's click once per client per link per UTC hour (plus every click
-// in `clicks`). The redirect never waits on a write: hits are added up in memory and written in one
-// transaction about once a second (and on shutdown). Exact with several instances: each writes only its own
-// buffered increments (count = count + n, store/hits.ts), and "seen" dedupe lives in the database, so a client
-// is counted once whichever instances it reached.
+// Redirect hits on /s/audio/<code>, counted the way Dub does: HEADs and bots apart from people, and a person's click
+// once per client per link per UTC hour (plus every click in `clicks`). The redirect never waits on a write: hits
+// are buffered and written in one transaction about once a second. Exact with several instances: each writes only
+// increments (store/hits.ts), and the "seen" dedupe lives in the database.
 
 /** Link-preview fetchers, crawlers and HTTP libraries; matched case-insensitively anywhere in User-Agent. */
-export const BOT_USER_AGENTS = [
-  "bot",
-  "crawler",
-  "spider",
-  "slurp",
-  "facebookexternalhit",
-  "facebot",
-  "meta-externalagent",
-  "twitterbot",
-  "slackbot",
-  "slack-imgproxy",
-  "discordbot",
-  "telegrambot",
-  "whatsapp",
-  "linkedinbot",
-  "embedly",
-  "skypeuripreview",
-  "applebot",
-  "googlebot",
-  "bingbot",
-  "bingpreview",
-  "yandex",
-  "baiduspider",
-  "duckduckbot",
-  "pinterest",
-  "redditbot",
-  "mastodon",
-  "vkshare",
-  "iframely",
-  "outbrain",
+export const BOT_USER_AGENTS: readonly string[] = [
+  ..."bot crawler spider slurp facebookexternalhit facebot meta-externalagent twitterbot slackbot slack-imgproxy discordbot".split(" "),
+  ..."telegrambot whatsapp linkedinbot embedly skypeuripreview applebot googlebot bingbot bingpreview yandex baiduspider".split(" "),
+  ..."duckduckbot pinterest redditbot mastodon vkshare iframely outbrain snapchat viber line/ kakaotalk zoominfo".split(" "),
+  ..."headlesschrome phantomjs lighthouse curl/ wget/ python-requests python-urllib aiohttp go-http-client okhttp java/".split(" "),
+  ..."node-fetch undici axios/ libwww-perl httpclient postmanruntime".split(" "),
   "quora link preview",
-  "snapchat",
-  "viber",
-  "line/",
-  "kakaotalk",
-  "zoominfo",
-  "headlesschrome",
-  "phantomjs",
-  "lighthouse",
-  "curl/",
-  "wget/",
-  "python-requests",
-  "python-urllib",
-  "aiohttp",
-  "go-http-client",
-  "okhttp",
-  "java/",
-  "node-fetch",
-  "undici",
-  "axios/",
-  "libwww-perl",
-  "httpclient",
-  "postmanruntime",
-] as const;
+];
 const BOT_RE = new RegExp(BOT_USER_AGENTS.map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "i");
 
 export type HitKind = "click" | "bot" | "head";
@@ -99,8 +51,7 @@ const BUFFER_MAX_BUCKETS = 50_000;
 export class HitRecorder {
   /** Keyed by `bucketKey`: a number, so the redirect path builds no string to find its bucket. */
   private buckets = new Map<number, Bucket>();
-  /** Clients already queued or written this hour (per process): spares the database most repeats. */
-  /** link id → client address → user agents (or their hash when oversized) already counted this hour. */
+  /** link id → client address → user agents (or their hash when oversized) counted this hour by this process. */
   private seen = new Map<number, Map<string, Set<string>>>();
   private seenCount = 0;
   private seenHour = "";

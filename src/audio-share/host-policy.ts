@@ -13,30 +13,10 @@ export const ALLOWED_SCHEMES = ["https:", "http:"] as const;
  * Query parameters that commonly carry a post-login or post-click redirect. One pointing off-policy would turn
  * an allowed page into an open redirect to anywhere, so it is denied; one pointing on-policy is a warning.
  */
-export const REDIRECT_PARAMS = [
-  "url",
-  "redirect",
-  "redirect_url",
-  "redirect_uri",
-  "redirecturl",
-  "redirect_to",
-  "next",
-  "return",
-  "return_to",
-  "returnto",
-  "returnurl",
-  "return_url",
-  "continue",
-  "dest",
-  "destination",
-  "goto",
-  "target",
-  "to",
-  "out",
-  "r",
-  "u",
-  "link",
-] as const;
+export const REDIRECT_PARAMS: readonly string[] = [
+  ..."url redirect redirect_url redirect_uri redirecturl redirect_to next return return_to returnto returnurl return_url".split(" "),
+  ..."continue dest destination goto target to out r u link".split(" "),
+];
 
 export type DenyReason =
   | "scheme_not_allowed"
@@ -121,10 +101,10 @@ const invalid = (message: string, field: string) => ({
   warnings: [] as PolicyIssue[],
 });
 
-/** The host a protocol-relative or backslash form would reach, for the error message. */
-function hostOfProtocolRelative(raw: string): string | null {
+/** The host a URL names, for an error message; null when it names none. */
+function hostOf(url: string): string | null {
   try {
-    return new URL(`https://${raw.replace(/^[/\\]+/, "")}`).hostname || null;
+    return new URL(url).hostname || null;
   } catch {
     return null;
   }
@@ -138,7 +118,8 @@ function parseDestination(policy: HostPolicy, raw: string, field: string): { url
   // URL parsing silently drops tabs and newlines ("java\nscript:"): refuse them instead of guessing.
   if (/[\u0000-\u001f\u007f]/.test(text)) return invalid(`${field} contains control characters`, field);
   if (/^[/\\][/\\]/.test(text)) {
-    const host = hostOfProtocolRelative(text);
+    // The host a protocol-relative or backslash form would reach.
+    const host = hostOf(`https://${text.replace(/^[/\\]+/, "")}`);
     return deny(
       "protocol_relative",
       host,
@@ -150,18 +131,11 @@ function parseDestination(policy: HostPolicy, raw: string, field: string): { url
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
   if (!scheme) return invalid(`${field} must be an absolute https URL or a site-relative path starting with /`, field);
   if (!ALLOWED_SCHEMES.includes(`${scheme}:` as (typeof ALLOWED_SCHEMES)[number])) {
-    let host: string | null = null;
-    try {
-      host = new URL(text).hostname || null;
-    } catch {
-      host = null;
-    }
     return deny(
       "scheme_not_allowed",
-      host ?? `${scheme}:`,
+      hostOf(text) ?? `${scheme}:`,
       `Destination scheme "${scheme}:" is not allowed; share links point at https (or http) pages only`,
       field,
-      { host: host ?? `${scheme}:` },
     );
   }
   try {
@@ -224,7 +198,7 @@ function checkEmbeddedUrls(policy: HostPolicy, url: URL, field: string, depth: n
   const warnings: PolicyIssue[] = [];
   for (const [name, value] of paramsOf(url)) {
     if (!looksLikeUrl(value)) continue;
-    const redirectLike = (REDIRECT_PARAMS as readonly string[]).includes(name.toLowerCase());
+    const redirectLike = REDIRECT_PARAMS.includes(name.toLowerCase());
     const inner = depth < 2 ? checkDestination(policy, value, field, depth + 1) : null;
     const innerOk = inner?.ok === true;
     if (redirectLike && !innerOk) {

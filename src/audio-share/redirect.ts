@@ -12,13 +12,11 @@ import { hitRecorder, type HitRecorder } from "./hits";
 import { errorPage, prefersHtml } from "./pages";
 import { findLink, peekLink, type ResolvedLink, usableOrThrow } from "./short-links";
 
-// Following a short link. One function answers it (`followLink`); two doors lead to it: the Elysia route
-// (tests, app.handle) and a native Bun route that `herald serve` installs in front of Elysia, because the
-// redirect is the hottest path of a link shortener and Elysia's global hooks cost it about two thirds of its
-// throughput (bench/README.md). The native door repeats what the HTTP core does for every request — request id,
-// the public per-IP rate limit, the error envelope and metrics — and nothing else. A link in the one-second cache
-// is answered without awaiting anything (no promise on the hot path); only a miss awaits the database. The click
-// is buffered in memory (hits.ts): the redirect itself never writes.
+// Following a short link: `followLink`, reached by the Elysia route (tests, app.handle) and by a native Bun route
+// `herald serve` installs in front of Elysia, whose global hooks cost the hottest path about two thirds of its
+// throughput (bench/README.md). The native door repeats only what the HTTP core does for every request (request id,
+// public rate limit, error envelope, metrics). A cached link is answered without awaiting anything, and the click is
+// buffered in memory (hits.ts): the redirect never writes.
 
 export const REDIRECT_ROUTE = "/s/audio/:code";
 

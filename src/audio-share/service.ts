@@ -50,15 +50,10 @@ function chooseDestination(input: DestinationInput): Chosen {
     };
   }
   if (track !== undefined) {
-    const warnings =
-      file !== undefined
-        ? [
-            warningOf("file_url_ignored", "Both track_url and file_url were given; the track page is shared (send prefer=file for the file)", {
-              field: "file_url",
-            }),
-          ]
-        : [];
-    return { raw: track, field: "track_url", source: "track", warnings };
+    const ignored = warningOf("file_url_ignored", "Both track_url and file_url were given; the track page is shared (send prefer=file for the file)", {
+      field: "file_url",
+    });
+    return { raw: track, field: "track_url", source: "track", warnings: file === undefined ? [] : [ignored] };
   }
   return { raw: file ?? null, field: "file_url", source: "file", warnings: [] };
 }

@@ -1,15 +1,12 @@
-// Abuse limits of the messenger routes (docs/messenger.md, "Abuse limits"), in the sliding-window limiter the
-// partner and public routes use (ctx.rateLimiter; per-process windows, docs/design.md §8a). Four counters, each 0 = off:
-// - per address, before init data is checked: bounds the verification work (and player rows) one address can cause.
-//   Generous by default, because many players share one mobile-carrier address.
-// - per address, refused init-data checks: past the limit the refusal is 429, and no failure counter row is written
-//   (each refusal would otherwise cost a write). Valid init data from that address still passes, so a forger
-//   behind a shared address cannot lock its players out.
-// - per player, after the init data is verified: keyed by the Telegram user id, which nobody can claim without a
-//   signature Telegram made, so nobody can spend another player's budget.
-// - per address, bot-webhook posts WITHOUT the right secret token. Telegram's own posts (with the secret) are never
-//   counted: a 429 would make Telegram hold and retry updates, and a flood of forgeries from elsewhere must not
-//   push real updates back.
+// Abuse limits of the messenger routes (docs/messenger.md, "Abuse limits") in ctx.rateLimiter's per-process
+// sliding windows. Four counters, each 0 = off:
+// - per address, before init data is checked: bounds the verification work one address can cause (generous: many
+//   players share one mobile-carrier address).
+// - per address, refused init-data checks: past it the refusal is 429 and writes no counter row; valid init data
+//   from that address still passes, so a forger behind a shared address cannot lock its players out.
+// - per player, after verification: keyed by the Telegram user id, so nobody can spend another player's budget.
+// - per address, webhook posts WITHOUT the secret. Telegram's own posts are never counted: a 429 would make
+//   Telegram hold and retry updates, and forgeries from elsewhere must not push real updates back.
 // Each response carries the X-RateLimit-* headers of the last limit it was counted against; a 429 adds Retry-After.
 import type { AppContext } from "../context";
 import type { RequestStates } from "../http/core";

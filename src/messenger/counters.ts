@@ -23,12 +23,10 @@ export function bump(q: Queryable, clock: Clock, metric: CounterMetric, label: s
 }
 
 /**
- * Counts added once their transaction has committed and written just behind it: everything added while one write
- * is in flight goes into the next, one upsert per (hour, metric, label). For spin-wheel plays, whose counter row is
- * every player's: inside the play's transaction its lock, held to the commit, made each PostgreSQL group-commit
- * batch wait for the one before (50 players in turn: 436 plays/s with it there, 865/s without; bench/README.md,
- * "Plays and the shared counter"). A count is in the database a write after its play (milliseconds); a kill -9
- * loses the counts not yet written, SIGTERM writes them (serve), and this instance's readers write them first.
+ * Counts written just behind their committed transaction, one upsert per (hour, metric, label) per write. For plays,
+ * whose counter row is every player's: its lock held to each play's commit serialised PostgreSQL's group-commit
+ * batches (50 players: 436 plays/s with it inside, 865/s without; bench/README.md). A kill -9 loses the counts not
+ * yet written; SIGTERM writes them (serve), and this instance's readers write them first.
  */
 class CountsBehind {
   private readonly pending = new Map<string, { hour: string; metric: CounterMetric; label: string; n: number }>();

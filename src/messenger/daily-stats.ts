@@ -1,15 +1,9 @@
-// The game ledger's daily aggregates (messenger_daily_stats, messenger_daily_players). The ledger is the record;
-// the aggregates are folded in from it, in one transaction per batch: by the messenger-stats-fold job every two
-// seconds, and by every operator read of the aggregates first, so an answer counts every committed play. Written in
-// each play's own transaction, the three upserts cost ~58 µs over an empty transaction's ~11 µs in a loop
-// (session 5); folded in batches they cost the plays nothing.
-//
-// Exactly once, on any engine and any number of instances: each ledger row carries a `folded` flag, set by the
-// same transaction that adds the row to the aggregates (src/messenger/store/ledger.ts claimUnfolded). There is no
-// watermark over ids: on PostgreSQL ids commit out of order, so "ids up to N are folded" would skip a row with a
-// smaller id that commits after a fold passed N. A row not yet committed is simply folded by a later fold. Folds
-// take one lock row first (messenger_versions "daily_players"), so they run one at a time across instances and a
-// read's fold waits for a fold in flight instead of reading past it.
+// The game ledger's daily aggregates (messenger_daily_stats, messenger_daily_players), folded in from the ledger in
+// batches by the messenger-stats-fold job and before every operator read, so an answer counts every committed play.
+// In each play's own transaction the upserts cost ~58 µs over an empty transaction's ~11 µs (session 5).
+// Exactly once on any engine and instance count: a ledger row's `folded` flag is set by the transaction that adds it
+// (claimUnfolded), not a watermark over ids, which commit out of order on PostgreSQL. Folds take the
+// "daily_players" version row first, so they run one at a time and a read's fold waits for one in flight.
 // Days are UTC dates (YYYY-MM-DD), the prefix of the ledger row's created_at.
 import type { AppContext } from "../context";
 import { anyUnfolded, claimUnfolded, type UnfoldedRow } from "./store/ledger";

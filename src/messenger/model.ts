@@ -1,3 +1,4 @@
+import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { named } from "../http/openapi/names";
@@ -52,8 +53,10 @@ export const Reward = named(
   }),
 );
 
+/** A POST body: the init data, then the route's own fields, and nothing else. */
+const initBody = <P extends TProperties>(fields: P) => t.Object({ init_data: initData, ...fields }, { additionalProperties: false });
 /** Bodies of init-data-only POST routes. */
-export const InitOnlyBody = t.Object({ init_data: initData }, { additionalProperties: false });
+export const InitOnlyBody = initBody({});
 export const InitQuery = t.Object({ init_data: initData, include_meta: t.Optional(t.String()) });
 
 export const MessengerModel = {
@@ -166,16 +169,12 @@ export const GamesModel = {
     }),
   ),
   welcomeGift: named("MessengerWelcomeGift", Envelope({ welcome_gift: t.Object({ reward: Reward, opened_at: t.String() }), ...Replayed })),
-  wheelStatusBody: t.Object(
-    {
-      init_data: initData,
-      client_seed: t.Optional(clientSeed),
-      next_server_seed_hash: t.Optional(
-        seedHashField("With client_seed: the next_server_seed_hash you were shown; another pending commitment is 409 game_state_conflict"),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  wheelStatusBody: initBody({
+    client_seed: t.Optional(clientSeed),
+    next_server_seed_hash: t.Optional(
+      seedHashField("With client_seed: the next_server_seed_hash you were shown; another pending commitment is 409 game_state_conflict"),
+    ),
+  }),
   wheelStatus: named(
     "MessengerWheelStatus",
     Envelope({
@@ -190,7 +189,7 @@ export const GamesModel = {
       revealed_seeds: t.Array(RevealedSeed, { description: "Earlier seeds, newest first (at most 10)" }),
     }),
   ),
-  playBody: t.Object({ init_data: initData, request_id: requestId }, { additionalProperties: false }),
+  playBody: initBody({ request_id: requestId }),
   play: named(
     "MessengerSpinResult",
     Envelope({
@@ -212,10 +211,7 @@ export const GamesModel = {
       ...Replayed,
     }),
   ),
-  purchaseBody: t.Object(
-    { init_data: initData, request_id: requestId, item_key: t.Union([t.Literal("spin_play"), t.Literal("missile")]), quantity: t.Optional(quantity) },
-    { additionalProperties: false },
-  ),
+  purchaseBody: initBody({ request_id: requestId, item_key: t.Union([t.Literal("spin_play"), t.Literal("missile")]), quantity: t.Optional(quantity) }),
   purchase: named(
     "MessengerPurchase",
     Envelope({
@@ -252,28 +248,21 @@ const GridView = named(
 
 export const GridModel = {
   status: named("MessengerReconGridStatus", Envelope({ active_grid: nullable(GridView), last_grid: nullable(GridView), balances: Balances, ...NextSeed })),
-  startBody: t.Object(
-    {
-      init_data: initData,
-      client_seed: t.Optional(clientSeed),
-      abandon_active: t.Optional(t.Boolean()),
-      next_server_seed_hash: t.Optional(seedHashField("The next_server_seed_hash you were shown; another pending commitment is 409 game_state_conflict")),
-    },
-    { additionalProperties: false },
-  ),
+  startBody: initBody({
+    client_seed: t.Optional(clientSeed),
+    abandon_active: t.Optional(t.Boolean()),
+    next_server_seed_hash: t.Optional(seedHashField("The next_server_seed_hash you were shown; another pending commitment is 409 game_state_conflict")),
+  }),
   started: named("MessengerReconGridStarted", Envelope({ grid: GridView, abandoned_grid: nullable(GridView), ...NextSeed })),
-  revealBody: t.Object(
-    { init_data: initData, request_id: requestId, grid_id: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), cell: Cell },
-    { additionalProperties: false },
-  ),
+  revealBody: initBody({ request_id: requestId, grid_id: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), cell: Cell }),
   revealed: named("MessengerReconGridReveal", Envelope({ cell: t.Integer(), reward: Reward, grid: GridView, ...Replayed })),
-  purchaseBody: t.Object({ init_data: initData, request_id: requestId, quantity }, { additionalProperties: false }),
+  purchaseBody: initBody({ request_id: requestId, quantity }),
 };
 
 // Shape only (the base58 check is the verb's, which answers invalid_payload naming the field).
 const address = t.String({ minLength: 32, maxLength: 44, description: "Solana address (base58, 32 bytes)" });
 export const WalletModel = {
-  challengeBody: t.Object({ init_data: initData, address }, { additionalProperties: false }),
+  challengeBody: initBody({ address }),
   challenge: named(
     "MessengerWalletChallenge",
     Envelope({
@@ -288,20 +277,16 @@ export const WalletModel = {
       }),
     }),
   ),
-  verifyBody: t.Object(
-    {
-      init_data: initData,
-      address,
-      nonce: t.String({ minLength: 32, maxLength: 32, description: "The challenge's nonce (32 hex characters)" }),
-      message: t.String({ minLength: 1, maxLength: 2000, description: "The challenge's message, unchanged" }),
-      signature: t.String({
-        minLength: 1,
-        maxLength: 200,
-        description: "Ed25519 signature of the message's UTF-8 bytes, base58 (64 bytes); anything else is 401 wallet_signature_invalid",
-      }),
-    },
-    { additionalProperties: false },
-  ),
+  verifyBody: initBody({
+    address,
+    nonce: t.String({ minLength: 32, maxLength: 32, description: "The challenge's nonce (32 hex characters)" }),
+    message: t.String({ minLength: 1, maxLength: 2000, description: "The challenge's message, unchanged" }),
+    signature: t.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "Ed25519 signature of the message's UTF-8 bytes, base58 (64 bytes); anything else is 401 wallet_signature_invalid",
+    }),
+  }),
   verified: named(
     "MessengerWalletClaim",
     Envelope({

@@ -1,7 +1,5 @@
-// The operator routes' read-only Bot API calls (getMe, getWebhookInfo). Like the bot outbox, a plain fetch to
-// MESSENGER_BOT_API_BASE — the operator's configured endpoint, never a URL from a request — with a bounded
-// timeout. The request URL carries the bot token, so no error text here ever includes it: a failure is reported
-// as the HTTP status with Telegram's description, or the network error's name.
+// The operator routes' read-only Bot API calls (getMe, getWebhookInfo): a fetch to MESSENGER_BOT_API_BASE (never a
+// URL from a request) with a bounded timeout. The URL carries the bot token, so no error text here includes it.
 import type { AppContext } from "../../context";
 
 /** How long an operator waits for one Bot API answer before the check reports a timeout. */

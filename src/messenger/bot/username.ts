@@ -1,13 +1,8 @@
-// The bot's own @username, which tells `/help@ThisBot` (answered) from `/help@SomeOtherBot` (ignored): Telegram
-// appends the addressee to commands picked from a menu or typed in a chat shared with several bots.
-//
-// MESSENGER_BOT_USERNAME, when set, is the answer: no network, and the readiness check compares it with getMe.
-// Unset, the username is asked of Telegram (getMe) when `herald serve` starts listening (warmBotUsername, in the
-// background) and, if that has not answered, the first time an addressed command needs it; then kept for the
-// process's life (a bot's username practically never changes; a restart picks up a change). It is
-// a cache, not coordination state: each instance learns it on its own (docs/design.md §8). A failed getMe is not
-// retried for a minute, so an unreachable Bot API costs one timeout a minute, not one per update; meanwhile an
-// addressed command is recorded and left unanswered (answering a command meant for another bot is the worse error).
+// The bot's own @username, which tells `/help@ThisBot` (answered) from `/help@SomeOtherBot` (ignored).
+// MESSENGER_BOT_USERNAME when set; otherwise getMe, asked when `herald serve` listens or when an addressed command
+// first needs it, then kept for the process's life: a per-instance cache, not coordination state (docs/design.md §8).
+// A failed getMe is not retried for a minute (one timeout a minute, not one per update); meanwhile an addressed
+// command is left unanswered, since answering a command meant for another bot is the worse error.
 import { type AppContext, slot, stateOf } from "../../context";
 import { type BotUser, callBotApiRead } from "./api";
 
@@ -59,11 +54,7 @@ const BOT_USERNAME = slot("messenger.botUsername", (ctx) => new BotUsername(ctx)
 /** The context's one BotUsername: the webhook reads it, `herald serve` warms it. */
 export const botUsernameOf = (ctx: AppContext): BotUsername => stateOf(ctx, BOT_USERNAME);
 
-/**
- * Called by `herald serve` once it listens: with a bot token and no MESSENGER_BOT_USERNAME, asks getMe in the
- * background, so the first command addressed to the bot finds the username known and its webhook answer does not
- * wait on the Bot API. Not awaited; a failure is logged and retried by the webhook a minute later.
- */
+/** Called by `herald serve` once it listens, not awaited: so the first addressed command's answer need not wait on getMe. */
 export function warmBotUsername(ctx: AppContext): void {
   if (!ctx.config.messenger.botToken || ctx.config.messenger.botUsername) return;
   void botUsernameOf(ctx).resolve();

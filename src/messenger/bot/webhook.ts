@@ -1,10 +1,7 @@
-// POST /api/messenger/webhook: Telegram's updates. Each update_id is recorded durably before anything else in
-// one transaction, so a redelivered update (Telegram retries until it gets a 2xx) is acknowledged and not
-// processed twice, even across restarts. Replies go to the bot outbox in the same transaction.
-//
-// The bot answers commands in private chats only (docs/messenger.md): updates from groups, supergroups and
-// channels, and commands addressed to another bot (`/help@SomeOtherBot`), are recorded and acknowledged with 200
-// (Telegram would redeliver anything else), counted as updates_ignored with the reason, and never answered.
+// POST /api/messenger/webhook: Telegram's updates. Each update_id is recorded durably first, in the transaction that
+// queues the replies, so a redelivered update is acknowledged and not processed twice, even across restarts.
+// Only commands in private chats are answered (docs/messenger.md); the rest are recorded, acknowledged with 200
+// (Telegram would redeliver anything else) and counted as updates_ignored with the reason.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";

@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import type { Dialect, Queryable, Store } from "../../db/port";
+import type { Dialect, Param, Queryable, Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerBotOutbox, messengerUpdates } from "../tables";
 
@@ -51,30 +51,17 @@ export const leaseDue = (q: Queryable, dialect: Dialect, nowIso: string, leaseUn
  * A reply's outcome, written only while this sender's lease (`leaseUntil`, the value it set) still holds the row:
  * a sender that outlived its lease cannot overwrite the outcome of the one that took the row over.
  */
-export async function recordSent(t: Queryable, id: number, leaseUntil: string, at: string): Promise<boolean> {
-  const r = await t.run(
-    "UPDATE messenger_bot_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, lease_until = NULL, last_error = NULL WHERE id = ? AND lease_until = ?",
-    [at, id, leaseUntil],
-  );
-  return r.changes > 0;
-}
+export const recordSent = (t: Queryable, id: number, leaseUntil: string, at: string) =>
+  underLease(t, id, leaseUntil, "status = 'sent', attempts = attempts + 1, sent_at = ?, lease_until = NULL, last_error = NULL", [at]);
 
-export async function recordDead(t: Queryable, id: number, leaseUntil: string, attempts: number, error: string): Promise<boolean> {
-  const r = await t.run("UPDATE messenger_bot_outbox SET status = 'dead', attempts = ?, lease_until = NULL, last_error = ? WHERE id = ? AND lease_until = ?", [
-    attempts,
-    error,
-    id,
-    leaseUntil,
-  ]);
-  return r.changes > 0;
-}
+export const recordDead = (t: Queryable, id: number, leaseUntil: string, attempts: number, error: string) =>
+  underLease(t, id, leaseUntil, "status = 'dead', attempts = ?, lease_until = NULL, last_error = ?", [attempts, error]);
 
-export async function recordRetry(t: Queryable, id: number, leaseUntil: string, attempts: number, nextIso: string, error: string): Promise<boolean> {
-  const r = await t.run(
-    "UPDATE messenger_bot_outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL, last_error = ? WHERE id = ? AND lease_until = ?",
-    [attempts, nextIso, error, id, leaseUntil],
-  );
-  return r.changes > 0;
+export const recordRetry = (t: Queryable, id: number, leaseUntil: string, attempts: number, nextIso: string, error: string) =>
+  underLease(t, id, leaseUntil, "attempts = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?", [attempts, nextIso, error]);
+
+async function underLease(t: Queryable, id: number, leaseUntil: string, set: string, params: Param[]): Promise<boolean> {
+  return (await t.run(`UPDATE messenger_bot_outbox SET ${set} WHERE id = ? AND lease_until = ?`, [...params, id, leaseUntil])).changes > 0;
 }
 
 /** Pending and dead replies now, and the oldest pending one's time. */

@@ -178,9 +178,9 @@ export async function setProgress(t: Queryable, telegramUserId: number, key: str
 
 /**
  * Counts `units` of a server-observed event for the player's unfinished enrollments in active server missions of
- * that type. A player without enrollments costs one probe of the primary key (telegram_user_id, mission_key).
+ * that type (one probe of the primary key for a player without any). As a statement for a caller that sends it
+ * inside another (src/messenger/store/ledger.ts, riders), and run (addObserved).
  */
-/** addObserved's statement, for a caller that sends it inside another (src/messenger/store/ledger.ts, riders). */
 export const addObservedStatement = (telegramUserId: number, eventType: string, units: number): Statement => ({
   sql: `UPDATE messenger_mission_enrollments SET observed = observed + ?
      WHERE telegram_user_id = ? AND completed_at IS NULL AND EXISTS (
