@@ -200,10 +200,8 @@ export class InitDataVerifier {
   }
 
   private accept(parsed: Parsed, scheme: "hmac" | "ed25519", nowMs: number): InitDataIdentity {
-    // Checked after the signature, so an unsigned caller learns nothing about the clock.
-    // Telegram stamps auth_date with its own clock when it signs, so a date ahead of ours by more than clock skew
-    // was not signed just now: it was minted with a leaked token (and would otherwise never expire), or our clock
-    // is behind. Both the HMAC and the Ed25519 path (and cache hits) come through here.
+    // Checked after the signature, so an unsigned caller learns nothing about the clock. A date ahead of ours by more
+    // than clock skew was not signed just now: minted with a leaked token (and never expiring), or our clock is behind.
     const skew = this.config.initDataMaxFutureSkewSeconds;
     if (parsed.authDate * 1000 > nowMs + skew * 1000) {
       const aheadSeconds = Math.ceil((parsed.authDate * 1000 - nowMs) / 1000);

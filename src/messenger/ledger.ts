@@ -31,14 +31,11 @@ export interface ActionInput {
   inputs: unknown;
   gameKey: string | null;
   /**
-   * How the action shares a commit on PostgreSQL (TxOptions, src/db/port.ts); by default it goes in its player's
-   * batch, one body at a time. `"player rows"`: the effect decides only on this player's own rows (the balances its
-   * lock read, its seeds, its grid), so it may run together with other players' actions in one batch, without a
-   * SAVEPOINT each (together "beside other keys"); not for an effect that catches a failure in a savepoint of its
-   * own. `"alone"`: the effect locks a row other players' actions lock too (the manual grants' lock), so it commits
-   * on its own, never in a batch: a batch holding that lock while it goes on to other players' rows could wait in a
-   * circle with another instance's batch holding one of those and waiting for the lock (a deadlock, broken only
-   * after PostgreSQL's deadlock_timeout).
+   * How the action shares a commit on PostgreSQL (TxOptions); by default its player's batch, one body at a time.
+   * `"player rows"`: the effect decides only on this player's own rows, so it may share a batch with other players'
+   * actions without a SAVEPOINT each (not for an effect that catches a failure in a savepoint of its own).
+   * `"alone"`: the effect locks a row other players' actions lock too (the manual grants' lock), so it never joins a
+   * batch: one holding that lock while going on to other players' rows could deadlock with another instance's batch.
    */
   sharing?: "player rows" | "alone";
 }

@@ -107,13 +107,11 @@ export function playerView(p: PlayerRow) {
 }
 
 /**
- * The players this instance made, refreshed or found unchanged, with the profile their row holds and when its
- * last_seen_at was set: for a route that needs only the player's id (its own transaction locks the row, or it reads
- * by id), `ensure` skips ensurePlayer's read while the init data's profile is the one stored and the refresh is not
- * due — the same test ensurePlayer makes on the row, which then writes nothing either. A player's row is never
- * deleted, so a remembered one exists on every instance. What it may miss: a profile the bot's /start merged in
- * since (src/messenger/bot), overwritten by the init data's at the next refresh, at most SEEN_REFRESH_MS later.
- * Bounded: past `cap` players the one remembered longest ago is forgotten (and read again on its next request).
+ * The players this instance made, refreshed or found unchanged, with their stored profile and last_seen_at: for a
+ * route that needs only the player's id, `ensure` skips ensurePlayer's read while the profile is unchanged and no
+ * refresh is due (ensurePlayer would write nothing either). Rows are never deleted, so a remembered one exists on
+ * every instance; a profile a bot /start merged in since is overwritten at the next refresh, at most SEEN_REFRESH_MS
+ * later. Bounded: past `cap` players the one remembered longest ago is forgotten.
  */
 export class KnownPlayers {
   private readonly known = new Map<number, { profile: StoredProfile; seenAt: number }>();

@@ -98,15 +98,11 @@ export async function settleAction<R extends object>(t: Queryable, s: Settlement
 }
 
 /**
- * PostgreSQL only, a named per-dialect fragment (data-modifying CTEs are not SQLite's): the balances' move from
- * exactly the balances the transaction's row lock read (`move`, moveFromStatement in src/messenger/store/players.ts)
- * and the claimed row filled in with what they became, in ONE statement — sent with the transaction's last
- * statements, so no round trip waits for the move's answer before the outcome is written. When the balances were not
- * those (nothing moves), the row's after-columns get NULL and the statement fails on their NOT NULL: the transaction
- * is rolled back rather than record a move that did not happen. `riders` (the action's own writes: a spin, mission
- * progress) go in the same statement as members of its WITH, run to completion whether read or not (PostgreSQL runs
- * every data-modifying member once); they must write other rows than the player's (one statement changes a row once)
- * and not depend on each other. SQLite moves, reads the answer and completes (settleAction).
+ * PostgreSQL only (data-modifying CTEs are not SQLite's): the move from exactly the balances the row lock read
+ * (moveFromStatement) and the claimed row filled in with what they became, in ONE statement sent with the last ones.
+ * If the balances were not those, nothing moves, the after-columns get NULL and their NOT NULL rolls the transaction
+ * back rather than record a move that did not happen. `riders` are members of its WITH, each run once; they must
+ * write other rows than the player's (one statement changes a row once) and not depend on each other.
  */
 export async function moveAndCompletePostgres(
   t: Queryable,
