@@ -14,8 +14,28 @@ export const ALLOWED_SCHEMES = ["https:", "http:"] as const;
  * an allowed page into an open redirect to anywhere, so it is denied; one pointing on-policy is a warning.
  */
 export const REDIRECT_PARAMS: readonly string[] = [
-  ..."url redirect redirect_url redirect_uri redirecturl redirect_to next return return_to returnto returnurl return_url".split(" "),
-  ..."continue dest destination goto target to out r u link".split(" "),
+  "url",
+  "redirect",
+  "redirect_url",
+  "redirect_uri",
+  "redirecturl",
+  "redirect_to",
+  "next",
+  "return",
+  "return_to",
+  "returnto",
+  "returnurl",
+  "return_url",
+  "continue",
+  "dest",
+  "destination",
+  "goto",
+  "target",
+  "to",
+  "out",
+  "r",
+  "u",
+  "link",
 ];
 
 export type DenyReason =
