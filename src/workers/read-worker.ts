@@ -30,6 +30,8 @@ function checkpoint(path: string): { busy: number; log: number; checkpointed: nu
 }
 
 function closeAll(): void {
+  // Finalized first: close() (sqlite3_close_v2) leaves a connection with live statements open until they are collected.
+  for (const s of statements.values()) s.finalize();
   statements.clear();
   db?.close();
   writer?.close();
