@@ -1,6 +1,6 @@
 import { apartTask } from "../db/apart";
 import { csvTableInSlices } from "../http/formats/csv";
-import { type DeliveryRow, type OperatorFilter, operatorDeadLetterRows } from "./deliveries-store";
+import { type OperatorFilter, type OperatorRow, operatorDeadLetterRows } from "./deliveries-store";
 
 // The dead-letters console's exports (JSON and CSV, src/webhooks/dead-letters-page.ts): one row shape for both, and
 // the CSV written whole in the read worker. The CSV is up to 10,000 rows: at 10M rows its reads took ~280 ms (the
@@ -24,8 +24,6 @@ export const EXPORT_COLUMNS = [
   "created_at",
   "dead_since",
 ] as const;
-
-type OperatorRow = DeliveryRow & { partner: string; mode: string };
 
 /** A dead letter's export row, from its delivery row: `dead_since` is its last change (when it was dead-lettered). */
 export const exportRowOf = (r: OperatorRow) => ({

@@ -14,23 +14,12 @@ type D = RowOf<typeof webhookDeliveries>;
 
 export type DeliveryStatus = D["status"];
 
-/** A delivery as the lists show it. */
-export type DeliveryRow = Pick<
-  D,
-  | "id"
-  | "webhook_id"
-  | "status"
-  | "attempts"
-  | "reason_tag"
-  | "last_error"
-  | "last_status_code"
-  | "created_at"
-  | "updated_at"
-  | "last_attempt_at"
-  | "next_attempt_at"
-  | "delivered_at"
-> &
+/** A delivery as the lists show it: its row but the owner and the lease, with its event's id and type and its webhook's target. */
+export type DeliveryRow = Omit<D, "event_id" | "partner" | "mode" | "lease_until" | "lease_token"> &
   Pick<RowOf<typeof webhooks>, "target_url"> & { event_public_id: RowOf<typeof events>["public_id"]; event_type: RowOf<typeof events>["event_type"] };
+
+/** A delivery as the operators' lists show it: with its owner. */
+export type OperatorRow = DeliveryRow & Pick<D, "partner" | "mode">;
 
 export type ReplayRow = Pick<RowOf<typeof webhookReplays>, "delivery_id" | "reason_tag" | "note" | "replayed_at">;
 
@@ -133,7 +122,7 @@ const operatorWhere = (f: OperatorFilter) =>
 /** Every partner's dead letters (live and sandbox), newest first. */
 export function operatorDeadLetterRows(q: Queryable, f: OperatorFilter, page: { before: number | null; limit: number; offset: number }) {
   const w = operatorWhere(f).when(page.before, "d.id < ?");
-  return q.all<DeliveryRow & Pick<D, "partner" | "mode">>(`${SELECT} ${w.sql} ORDER BY d.id DESC LIMIT ? OFFSET ?`, [...w.params, page.limit, page.offset]);
+  return q.all<OperatorRow>(`${SELECT} ${w.sql} ORDER BY d.id DESC LIMIT ? OFFSET ?`, [...w.params, page.limit, page.offset]);
 }
 
 export async function countOperatorDeadLetters(q: Queryable, f: OperatorFilter): Promise<number> {

@@ -94,17 +94,7 @@ export async function listDeliveries(
 ) {
   const from = isoOrThrow("from", f.from, "query");
   const to = isoOrThrow("to", f.to, "query");
-  const rows = await listDeliveryRows(ctx.store, owner, {
-    status: f.status,
-    reason_tag: f.reason_tag,
-    fromIso: from,
-    toIso: to,
-    webhook_id: f.webhook_id,
-    event_type: f.event_type,
-    before: page.after,
-    limit: page.limit + 1,
-    offset: page.offset,
-  });
+  const rows = await listDeliveryRows(ctx.store, owner, { ...f, fromIso: from, toIso: to, before: page.after, limit: page.limit + 1, offset: page.offset });
   const p = pageOf(rows, page, (r) => r.id);
   return {
     ...p,

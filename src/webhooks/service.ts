@@ -8,7 +8,9 @@ import { pageOf, type PageRequest } from "../http/pagination";
 import { deadLetterCount } from "./deliveries-store";
 import type { WebhookContext } from "./deps";
 import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
+import { WebhooksModel } from "./model";
 import { emitEvent, type Owner } from "./outbox";
+import { pickFields, schemaKeys } from "./row-view";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
 import { CANCEL_BATCH_ROWS, cancelPendingDeliveries, countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
 import { checkTargetUrl, targetPolicyOf } from "./target-policy";
@@ -16,18 +18,8 @@ import type { WebhookRow } from "./webhook-rows";
 
 export { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
 
-export const webhookView = (w: WebhookRow) => ({
-  id: w.id,
-  event_type: w.event_type,
-  target_url: w.target_url,
-  description: w.description,
-  is_active: w.is_active,
-  disabled_reason: w.disabled_reason,
-  failing_since: w.failing_since,
-  previous_secret_valid_until: w.previous_secret_valid_until,
-  created_at: w.created_at,
-  updated_at: w.updated_at,
-});
+const WEBHOOK_FIELDS = schemaKeys(WebhooksModel.webhook);
+export const webhookView = (w: WebhookRow) => pickFields(w, WEBHOOK_FIELDS);
 
 const MAX_WEBHOOKS_PER_OWNER = 100;
 

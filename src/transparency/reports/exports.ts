@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import { formatUnits } from "../../chain/service";
 import { csvRecords } from "../../http/formats/csv";
+import { ExportRowSchema } from "./audit-model";
 import { rowConditions, type RowFilters } from "./filters";
 import { severityOfRank } from "../audit/glossary";
 import type { RunRow } from "./runs";
@@ -20,20 +21,8 @@ import { jsonPage, PAGE, type RawRow, rowsPage } from "../store/exports";
 const GC_EVERY_PAGES = 16;
 const encoder = new TextEncoder();
 
-export const EXPORT_COLUMNS = [
-  "run_id",
-  "signature",
-  "kind",
-  "slot",
-  "block_time",
-  "delta",
-  "max_abs_delta",
-  "anomaly_types",
-  "severity",
-  "declaration_id",
-  "triage_status",
-  "detail",
-] as const;
+/** The export's columns, in order: the row schema's fields (the JSON rows and the registry's row_schema). */
+export const EXPORT_COLUMNS = Object.keys(ExportRowSchema.properties) as Array<keyof typeof ExportRowSchema.properties>;
 
 export function exportRowOf(r: RawRow, decimals: number) {
   const delta = BigInt(r.delta_raw);
