@@ -1,5 +1,7 @@
+import type { Static } from "elysia";
 import { worst, type CheckBase, type Level } from "./checks/types";
 import { FRESHNESS_CHECK_NAMES } from "./checks/chain";
+import type { Component, Incident } from "./model";
 
 // The components a status-page reader thinks in (Statuspage, Gatus): each groups a few checks, and its status
 // is the worst of its configured checks. A component whose checks are all not configured (the chain data of a
@@ -39,26 +41,10 @@ export const componentsOfChecks = (checks: Iterable<string>): ComponentId[] => {
   return COMPONENT_IDS.filter((id) => ids.has(id));
 };
 
-export interface ComponentView {
-  id: ComponentId;
-  name: string;
-  description: string;
-  /** From the checks only (what the snapshots and uptime measure). */
-  status: ComponentStatus;
-  checks: string[];
-  /** Open incidents of either source that involve this component, newest first. */
-  open_incident_ids: number[];
-  /** The worst current severity of the open operator incidents naming it (the page shows the worse of the two). */
-  reported_severity: "warn" | "bad" | null;
-}
+/** A component as the status answers it: its status from the checks only (what the snapshots and uptime measure). */
+export type ComponentView = Static<typeof Component>;
 
-interface OpenIncidentLike {
-  id: number;
-  source: "automatic" | "operator";
-  components: readonly string[];
-  current_severity: "warn" | "bad" | null;
-  severity: "warn" | "bad";
-}
+type OpenIncidentLike = Pick<Static<typeof Incident>, "id" | "source" | "components" | "current_severity" | "severity">;
 
 /** Each component's status from the evaluated checks: the worst configured one, or not_configured. */
 export function componentViews(checks: Record<string, Pick<CheckBase, "status" | "configured">>, open: readonly OpenIncidentLike[] = []): ComponentView[] {

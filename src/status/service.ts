@@ -83,18 +83,8 @@ export async function systemStatus(ctx: AppContext, options: EvaluationOptions =
 /** GET /api/public/system-status/policy: the policy in force and where it came from. */
 export function policyView(ctx: AppContext) {
   const l = loadPolicy(ctx);
-  return {
-    policy: {
-      source: l.source,
-      file: l.file,
-      loaded: l.loaded,
-      error: l.error,
-      version: l.policy.version,
-      exclude_maintenance_default: l.policy.exclude_maintenance_default,
-      audit_anomalies_warn_degrades: l.policy.audit_anomalies_warn_degrades,
-      checks: l.policy.checks,
-    },
-  };
+  // The policy's own fields keep the default's order: a file's values are merged over it (mergeOver).
+  return { policy: { source: l.source, file: l.file, loaded: l.loaded, error: l.error, ...l.policy } };
 }
 
 /** POST /api/canary/echo: the body was validated strictly by its schema; echo it with our own request id. */

@@ -87,7 +87,7 @@ export const declaredMovements = sqliteTable(
   "declared_movements",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    direction: text("direction").notNull(),
+    direction: text("direction", { enum: ["outflow", "inflow"] }).notNull(),
     amountRaw: text("amount_raw").notNull(),
     decimals: integer("decimals").notNull(),
     counterparty: text("counterparty"),
@@ -123,12 +123,15 @@ export const auditThresholdHistory = sqliteTable("audit_threshold_history", {
   reason: text("reason").notNull(),
 });
 
+/** A triage's statuses (an operator's word on an anomalous signature). */
+export const TRIAGE_STATUSES = ["open", "investigating", "resolved", "false_positive"] as const;
+
 /** Operators' triage of anomalous signatures (triage.json). */
 export const auditTriage = sqliteTable(
   "audit_triage",
   {
     signature: text("signature").primaryKey(),
-    status: text("status").notNull(),
+    status: text("status", { enum: TRIAGE_STATUSES }).notNull(),
     owner: text("owner").notNull(),
     etaUtc: text("eta_utc"),
     note: text("note"),

@@ -5,6 +5,7 @@ import { AppError, NotFoundError, queryProblem, ValidationError } from "../http/
 import { pageOf, type PageRequest } from "../http/pagination";
 import {
   type DeliveryRow,
+  type DeliveryStatus,
   deadLetterRowsTask,
   deliveriesOfEvent,
   listDeliveryRows,
@@ -18,40 +19,25 @@ import {
 } from "./deliveries-store";
 import type { WebhookContext } from "./deps";
 import type { Owner } from "./outbox";
+import { DeadLetterEvent, Delivery } from "./model";
 import { webhookOf } from "./store";
+import { schemaView } from "./view-model";
 
-export const DELIVERY_STATUSES = ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const MAX_RECOVER = 1000;
 
 type Ctx = Pick<WebhookContext, "store" | "clock" | "config">;
-
-/** The statuses a delivery record shows: a dead letter is a `failed` record with `is_dead_letter: true`. */
-export const DELIVERY_VIEW_STATUSES = ["queued", "processing", "succeeded", "failed", "cancelled"] as const;
-type DeliveryViewStatus = (typeof DELIVERY_VIEW_STATUSES)[number];
 
 /**
  * A delivery record as partners and operators read it. The spec's record model has a dead letter as status `failed`
  * with `is_dead_letter: true` (its state table: failed → failed_dead_letter); the stored state keeps `dead_letter`,
  * which the dispatcher, retention and the alerts read.
  */
-export const deliveryView = (r: DeliveryRow) => ({
-  id: r.id,
-  event_id: r.event_public_id,
-  webhook_id: r.webhook_id,
-  event_type: r.event_type,
-  status: (r.status === "dead_letter" ? "failed" : r.status) as DeliveryViewStatus,
-  attempts: r.attempts,
-  is_dead_letter: r.status === "dead_letter",
-  reason_tag: r.reason_tag,
-  last_error: r.last_error,
-  last_status_code: r.last_status_code,
-  target_url: r.target_url,
-  created_at: r.created_at,
-  last_attempt_at: r.last_attempt_at,
-  next_attempt_at: r.next_attempt_at,
-  delivered_at: r.delivered_at,
-});
+export const deliveryView = (r: DeliveryRow) =>
+  schemaView(Delivery, r, {
+    event_id: r.event_public_id,
+    status: r.status === "dead_letter" ? "failed" : r.status,
+    is_dead_letter: r.status === "dead_letter",
+  });
 
 /** A time filter as ISO text, or null when absent; refused as the part it came in (a list's query, recover's body). */
 function isoOrThrow(field: string, v: string | undefined, part: "query" | "body"): string | null {
@@ -112,18 +98,7 @@ export async function deadLetterSummary(ctx: Ctx, owner: Owner, hours: number) {
     max_attempts: ctx.config.webhooks.maxAttempts,
     by_event_type: byType,
     by_reason_tag: byReason,
-    events: rows.map((r) => ({
-      event_id: r.id,
-      public_event_id: r.event_public_id,
-      webhook_id: r.webhook_id,
-      event_type: r.event_type,
-      target_url: r.target_url,
-      attempts: r.attempts,
-      reason_tag: r.reason_tag,
-      last_error: r.last_error,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    })),
+    events: rows.map((r) => schemaView(DeadLetterEvent, r, { event_id: r.id, public_event_id: r.event_public_id })),
   };
 }
 
@@ -136,9 +111,6 @@ export interface ReplayResult {
   error: string | null;
   reason_tag: string;
 }
-
-/** An `evt_…` event id as the envelope carries it (X-Webhook-Id). */
-export const EVENT_PUBLIC_ID = /^evt_[0-9a-f]{24}$/;
 
 /**
  * Re-queues deliveries (same event id, fresh attempt budget) and adds each to its replay history with the reason

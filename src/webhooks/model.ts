@@ -1,11 +1,17 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
 import { ListAnswer, PageQuery } from "../http/pagination";
-import { DELIVERY_STATUSES, DELIVERY_VIEW_STATUSES, EVENT_PUBLIC_ID } from "./deliveries";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 import { nullable } from "../http/routes/declare";
 import { CANCEL_BATCH_ROWS } from "./store";
+import { DELIVERY_STATUSES } from "./tables";
+
+/** The statuses a delivery record shows: a dead letter is a `failed` record with `is_dead_letter: true`. */
+export const DELIVERY_VIEW_STATUSES = ["queued", "processing", "succeeded", "failed", "cancelled"] as const;
+
+/** An `evt_…` event id as the envelope carries it (X-Webhook-Id). */
+export const EVENT_PUBLIC_ID = /^evt_[0-9a-f]{24}$/;
 
 const Webhook = named(
   "Webhook",
@@ -23,7 +29,7 @@ const Webhook = named(
   }),
 );
 
-const Delivery = named(
+export const Delivery = named(
   "WebhookEvent",
   t.Object({
     id: t.Integer(),
@@ -50,6 +56,20 @@ const Delivery = named(
     ),
   }),
 );
+
+/** A dead letter as the partner's summary lists it. */
+export const DeadLetterEvent = t.Object({
+  event_id: t.Integer(),
+  public_event_id: t.String(),
+  webhook_id: t.Integer(),
+  event_type: t.String(),
+  target_url: t.String(),
+  attempts: t.Integer(),
+  reason_tag: nullable(t.String()),
+  last_error: nullable(t.String()),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
 
 /** One replay result (the sandbox's adds its simulation). */
 export const ReplayResultItem = t.Object({
@@ -111,20 +131,7 @@ export const WebhooksModel = {
       max_attempts: t.Integer(),
       by_event_type: t.Array(t.Object({ event_type: t.String(), count: t.Integer() })),
       by_reason_tag: t.Array(t.Object({ reason_tag: t.String(), count: t.Integer() })),
-      events: t.Array(
-        t.Object({
-          event_id: t.Integer(),
-          public_event_id: t.String(),
-          webhook_id: t.Integer(),
-          event_type: t.String(),
-          target_url: t.String(),
-          attempts: t.Integer(),
-          reason_tag: nullable(t.String()),
-          last_error: nullable(t.String()),
-          created_at: t.String(),
-          updated_at: t.String(),
-        }),
-      ),
+      events: t.Array(DeadLetterEvent),
     }),
   ),
   eventsQuery: t.Object({

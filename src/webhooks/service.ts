@@ -10,7 +10,7 @@ import type { WebhookContext } from "./deps";
 import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
 import { WebhooksModel } from "./model";
 import { emitEvent, type Owner } from "./outbox";
-import { pickFields, schemaKeys } from "./row-view";
+import { schemaView } from "./view-model";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
 import { CANCEL_BATCH_ROWS, cancelPendingDeliveries, countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
 import { checkTargetUrl, targetPolicyOf } from "./target-policy";
@@ -18,8 +18,7 @@ import type { WebhookRow } from "./webhook-rows";
 
 export { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
 
-const WEBHOOK_FIELDS = schemaKeys(WebhooksModel.webhook);
-export const webhookView = (w: WebhookRow) => pickFields(w, WEBHOOK_FIELDS);
+export const webhookView = (w: WebhookRow) => schemaView(WebhooksModel.webhook, w, {});
 
 const MAX_WEBHOOKS_PER_OWNER = 100;
 

@@ -50,6 +50,9 @@ export const events = sqliteTable(
  * was recorded, and separately those interrupted (src/webhooks/leases.ts): `attempts` ≤ 2 × max − 1 per budget.
  * `reason_tag`: why the last attempt failed; once an attempt succeeds, the latest replay's reason (or null).
  */
+/** A delivery's states, the stored ones (the records show a dead letter as `failed`: DELIVERY_VIEW_STATUSES). */
+export const DELIVERY_STATUSES = ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] as const;
+
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
@@ -57,7 +60,7 @@ export const webhookDeliveries = sqliteTable(
     eventId: foreignId("event_id", () => events.id),
     webhookId: foreignId("webhook_id", () => webhooks.id),
     ...owner(),
-    status: text("status", { enum: ["queued", "processing", "succeeded", "failed", "dead_letter", "cancelled"] }).notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     ...deliveryLease(),
     reasonTag: text("reason_tag"),
     ...deliveryOutcome(),

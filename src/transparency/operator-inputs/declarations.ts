@@ -6,6 +6,8 @@ import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError } from "../../http/errors/errors";
 import { type PageRequest, pageOf } from "../../http/pagination";
 import { formatUnits } from "../../chain/service";
+import { schemaView } from "../../webhooks/view-model";
+import { DeclarationSchema } from "../reports/audit-model";
 import { parseUnitsOrThrow } from "../audit/amounts";
 import type { ActiveDeclaration } from "../audit/detector";
 import { operatorChange } from "../state";
@@ -18,27 +20,14 @@ import { bumpState } from "../store/state";
 // match left of max_transactions) is not an anomaly, and its row names the declaration. Retracting keeps the
 // row: the runs that matched it still point at it.
 
-function view(r: DeclarationRow, matched: number) {
-  return {
-    id: r.id,
-    direction: r.direction,
+const view = (r: DeclarationRow, matched: number) =>
+  schemaView(DeclarationSchema, r, {
     amount: formatUnits(BigInt(r.amount_raw), r.decimals),
-    amount_raw: r.amount_raw,
-    counterparty: r.counterparty,
-    signature: r.signature,
     window_start_utc: r.window_start,
     window_end_utc: r.window_end,
-    max_transactions: r.max_transactions,
     matched_transactions: matched,
-    reason: r.reason,
-    created_at: r.created_at,
-    created_by: r.created_by,
-    status: r.retracted_at ? ("retracted" as const) : ("active" as const),
-    retracted_at: r.retracted_at,
-    retracted_by: r.retracted_by,
-    retract_reason: r.retract_reason,
-  };
-}
+    status: r.retracted_at ? "retracted" : "active",
+  });
 export type DeclarationView = ReturnType<typeof view>;
 
 export async function listDeclarations(ctx: AppContext, status?: "active" | "retracted"): Promise<DeclarationView[]> {

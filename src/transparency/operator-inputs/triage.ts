@@ -8,12 +8,13 @@ import { operatorChange } from "../state";
 import { triageCounts, triageOf, triagePage, upsertTriage, type TriageRow } from "../store/operators";
 import { flaggedByCompleteRun } from "../store/rows";
 import { bumpState } from "../store/state";
+import { TRIAGE_STATUSES } from "../tables";
 
 // Triage: an operator's status per anomalous signature (open, investigating, resolved, false_positive) with an
 // owner and an ETA. Only a signature that a complete run flagged can be triaged; each change is audited in the
 // same transaction. An anomaly without a triage row is untriaged (triage.json lists only what operators set).
 
-export const TRIAGE_STATUSES = ["open", "investigating", "resolved", "false_positive"] as const;
+export { TRIAGE_STATUSES };
 export type TriageStatus = (typeof TRIAGE_STATUSES)[number];
 
 export async function listTriage(ctx: AppContext, status: TriageStatus | undefined, page: PageRequest) {

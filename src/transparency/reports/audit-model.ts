@@ -4,7 +4,7 @@ import { named } from "../../http/openapi/names";
 import { LatestListAnswer, ListAnswer, OffsetListAnswer } from "../../http/pagination";
 import { ANOMALY_TYPES, SEVERITIES, WALLET_ROLES } from "../audit/glossary";
 import { THRESHOLD_NAMES } from "../operator-inputs/thresholds";
-import { TRIAGE_STATUSES } from "../operator-inputs/triage";
+import { TRIAGE_STATUSES } from "../tables";
 import { nullable as N } from "../../http/routes/declare";
 
 // Request and response schemas of the audit-anomaly routes. The response schemas are also the schema

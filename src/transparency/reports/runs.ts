@@ -1,6 +1,8 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { formatUnits } from "../../chain/service";
+import { schemaView } from "../../webhooks/view-model";
+import { AuditRunSchema } from "./audit-model";
 import { ANOMALY_TYPES, type AnomalyType, SEVERITIES, type Severity } from "../audit/glossary";
 import { completeRunBefore, completeRunOfDay, getRun, type RunRow } from "../store/runs";
 import { storedThresholds, thresholdsView } from "../operator-inputs/thresholds";
@@ -75,22 +77,15 @@ const everyKey = <K extends string>(keys: readonly K[], counts: Partial<Record<K
 
 /** A run as runs.json and summary.json show it. */
 export function runView(r: RunRow, selectedId: number | null) {
-  return {
+  return schemaView(AuditRunSchema, r, {
     run: r.id,
-    label: r.label,
     is_complete: r.is_complete === 1,
     is_selected: r.id === selectedId,
     overall: r.is_complete === 1 ? r.overall : null,
-    rows_total: r.rows_total,
-    signatures_with_anomalies: r.signatures_with_anomalies,
     max_abs_delta: formatUnits(BigInt(r.max_abs_delta_raw), r.decimals),
     // Every key, zero when absent: a run that crashed or is still running has stored none.
     severity_counts: everyKey(SEVERITIES, parseCounts<Severity>(r.severity_counts)),
     type_counts: everyKey(ANOMALY_TYPES, parseCounts<AnomalyType>(r.type_counts)),
     thresholds: thresholdsView(storedThresholds(r.thresholds)),
-    job_run_id: r.job_run_id,
-    started_at: r.started_at,
-    finished_at: r.finished_at,
-    error: r.error,
-  };
+  });
 }

@@ -5,8 +5,8 @@ import type { auditThresholdHistory, auditTriage, declaredMovements } from "../t
 // What operators set: declared movements, thresholds (and their history), triage. Each write runs in the caller's
 // transaction, beside its admin_audit row and the audit_state bump.
 
-export type DeclarationRow = Omit<RowOf<typeof declaredMovements>, "direction"> & { direction: "outflow" | "inflow" };
-export type TriageRow = Omit<RowOf<typeof auditTriage>, "status"> & { status: "open" | "investigating" | "resolved" | "false_positive" };
+export type DeclarationRow = RowOf<typeof declaredMovements>;
+export type TriageRow = RowOf<typeof auditTriage>;
 export type ThresholdHistoryRow = Omit<RowOf<typeof auditThresholdHistory>, "id">;
 
 // ---- declared movements
