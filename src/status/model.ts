@@ -17,22 +17,42 @@ const base = {
       "false: nothing to judge in this deployment (no TOKEN_MINT); shown as not configured and left out of overall unless the policy raised status above ok",
   }),
 };
-const Failed = named(
+export const Failed = named(
   "FailedCheck",
   t.Object({ ...base, evaluation_error: t.String() }, { description: "A check that could not be evaluated (shown as warn)" }),
 );
 const check = <P extends Record<string, TSchema>>(fields: P, description: string) => t.Union([t.Object({ ...base, ...fields }, { description }), Failed]);
 
-const DatabaseCheck = named(
-  "DatabaseCheck",
-  check(
+const JobEntry = t.Object({
+  name: t.String(),
+  enabled: t.Boolean(),
+  quiet_when_idle: t.Boolean(),
+  interval_seconds: N(t.Integer()),
+  last_run: N(t.Object({ started_at: t.String(), finished_at: N(t.String()), ok: N(t.Boolean()), error: N(t.String()) })),
+  ok: N(t.Boolean()),
+  stale: t.Boolean(),
+});
+const RpcHost = t.Object({
+  host: t.String(),
+  breaker: t.String(),
+  calls: t.Integer(),
+  failures: t.Integer(),
+  error_rate_pct: N(t.Number()),
+  last_outcome: N(t.String()),
+  last_success_at: N(t.String()),
+  level: Level,
+});
+const FreshnessStatus = t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("missing"), t.Literal("not_configured")]);
+/**
+ * Every check's own fields and what it judges, in display order: each a schema named after it (chain_rpc:
+ * ChainRpcCheck); `freshness` is the schema of every freshness proof's check.
+ */
+const CHECK_SCHEMAS = {
+  database: check(
     { writable: t.Boolean(), migrations_applied: t.Integer(), migrations_total: t.Integer(), migrations_current: t.Boolean(), error: N(t.String()) },
     "The database answers and takes the write lock; migrations are current",
   ),
-);
-const ReliabilityCheck = named(
-  "ReliabilityCheck",
-  check(
+  reliability: check(
     {
       window_days: t.Integer(),
       job_count: t.Integer(),
@@ -45,36 +65,11 @@ const ReliabilityCheck = named(
     },
     "Jobs reliability from job_runs over window_days (docs/status.md defines each number)",
   ),
-);
-const JobEntry = t.Object({
-  name: t.String(),
-  enabled: t.Boolean(),
-  quiet_when_idle: t.Boolean(),
-  interval_seconds: N(t.Integer()),
-  last_run: N(t.Object({ started_at: t.String(), finished_at: N(t.String()), ok: N(t.Boolean()), error: N(t.String()) })),
-  ok: N(t.Boolean()),
-  stale: t.Boolean(),
-});
-const JobsCheck = named(
-  "JobsCheck",
-  check(
+  jobs: check(
     { scheduler_expected: t.Boolean(), failing_count: t.Integer(), stale_count: t.Integer(), jobs: t.Array(JobEntry) },
     "Every scheduled job: its last run, whether it failed, whether it is overdue",
   ),
-);
-const RpcHost = t.Object({
-  host: t.String(),
-  breaker: t.String(),
-  calls: t.Integer(),
-  failures: t.Integer(),
-  error_rate_pct: N(t.Number()),
-  last_outcome: N(t.String()),
-  last_success_at: N(t.String()),
-  level: Level,
-});
-const ChainRpcCheck = named(
-  "ChainRpcCheck",
-  check(
+  chain_rpc: check(
     {
       configured: t.Boolean(),
       note: N(t.String()),
@@ -86,11 +81,7 @@ const ChainRpcCheck = named(
     },
     "Solana RPC URLs: breaker state and failure rate over window_minutes",
   ),
-);
-const FreshnessStatus = t.Union([t.Literal("fresh"), t.Literal("stale"), t.Literal("missing"), t.Literal("not_configured")]);
-const FreshnessCheck = named(
-  "FreshnessCheck",
-  check(
+  freshness: check(
     {
       proof: t.String(),
       freshness_status: FreshnessStatus,
@@ -104,10 +95,7 @@ const FreshnessCheck = named(
     },
     "One public freshness proof; not_configured is ok with note=not_configured and configured=false by default",
   ),
-);
-const MintAuthorityCheck = named(
-  "MintAuthorityCheck",
-  check(
+  mint_authority: check(
     {
       configured: t.Boolean(),
       note: N(t.String()),
@@ -121,10 +109,7 @@ const MintAuthorityCheck = named(
     },
     "Mint and freeze authority against the configured expectation",
   ),
-);
-const AuditAnomaliesCheck = named(
-  "AuditAnomaliesCheck",
-  check(
+  audit_anomalies: check(
     {
       configured: t.Boolean(),
       note: N(t.String()),
@@ -138,17 +123,11 @@ const AuditAnomaliesCheck = named(
     },
     "The latest complete audit-anomalies run: warn when it is warn or bad; counts in the overall only with audit_anomalies_warn_degrades",
   ),
-);
-const WebhooksCheck = named(
-  "WebhooksCheck",
-  check(
+  webhooks: check(
     { dead_letter_events: t.Integer(), failed_events: t.Integer(), pending_events: t.Integer(), delivered_events: t.Integer() },
     "Webhook delivery backlog and dead letters over every partner",
   ),
-);
-const RequestErrorsCheck = named(
-  "RequestErrorsCheck",
-  check(
+  request_errors: check(
     {
       window_minutes: t.Integer(),
       total_requests: t.Integer(),
@@ -159,22 +138,15 @@ const RequestErrorsCheck = named(
     },
     "Share of requests answered 5xx over window_minutes",
   ),
-);
+};
 
-export const ChecksSchema = named(
-  "StatusChecks",
-  t.Object({
-    database: DatabaseCheck,
-    reliability: ReliabilityCheck,
-    jobs: JobsCheck,
-    chain_rpc: ChainRpcCheck,
-    ...(Object.fromEntries(FRESHNESS_CHECK_NAMES.map((n) => [n, FreshnessCheck])) as Record<(typeof FRESHNESS_CHECK_NAMES)[number], typeof FreshnessCheck>),
-    mint_authority: MintAuthorityCheck,
-    audit_anomalies: AuditAnomaliesCheck,
-    webhooks: WebhooksCheck,
-    request_errors: RequestErrorsCheck,
-  }),
-);
+const pascal = (key: string) => key.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+for (const [key, schema] of Object.entries(CHECK_SCHEMAS)) named(`${pascal(key)}Check`, schema);
+
+type Checks = Omit<typeof CHECK_SCHEMAS, "freshness"> & Record<(typeof FRESHNESS_CHECK_NAMES)[number], typeof CHECK_SCHEMAS.freshness>;
+/** Every check by name: CHECK_SCHEMAS in their order, `freshness` once for each freshness proof. */
+const byName = Object.entries(CHECK_SCHEMAS).flatMap(([k, s]) => (k === "freshness" ? FRESHNESS_CHECK_NAMES.map((n) => [n, s] as const) : [[k, s] as const]));
+export const ChecksSchema = named("StatusChecks", t.Object(Object.fromEntries(byName) as Checks));
 
 export const MaintenanceWindow = named(
   "MaintenanceWindow",

@@ -7,6 +7,7 @@ import { databaseCheck, requestErrorsCheck, webhooksCheck } from "./system";
 import type { StatusPolicy } from "./policy";
 import { reliabilityCheck } from "./reliability";
 import { auditAnomaliesCheck } from "./audit";
+import type { Failed } from "../model";
 
 // The status engine: every named check, evaluated against the policy in force, and the overall verdict.
 
@@ -31,11 +32,6 @@ export const CHECKS: ReadonlyArray<readonly [string, CheckFn]> = [
 ];
 
 export const CHECK_NAMES: readonly string[] = CHECKS.map(([name]) => name);
-
-/** A check that threw: shown as warn with the error, never hidden, never allowed to take the others down. */
-export interface FailedCheck extends CheckBase {
-  evaluation_error: string;
-}
 
 export interface StatusEvaluation {
   generated_at: string;
@@ -73,7 +69,8 @@ export async function evaluateChecks(ctx: AppContext, policy: StatusPolicy, opti
       checks[name] = { ...c, configured: !isNotConfigured(c) };
     } catch (err) {
       ctx.log.error("status check failed", { check: name, ...errorFields(err) });
-      const failed: FailedCheck = {
+      // A check that threw: shown as warn with the error, never hidden, never allowed to take the others down.
+      const failed: typeof Failed.static = {
         status: "warn",
         summary: "the check could not be evaluated",
         configured: true,

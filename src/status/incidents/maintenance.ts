@@ -5,6 +5,8 @@ import type { AppContext } from "../../context";
 import { NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { auditOperator } from "../../auth/audit";
+import { schemaView } from "../../webhooks/view-model";
+import { MaintenanceWindow } from "../model";
 import { deleteWindow, insertWindow, windowPage, windowsOverlappingRows, type WindowRow } from "../store/maintenance";
 
 // Admin-defined maintenance windows. Time inside one is left out of uptime by default (policy
@@ -20,16 +22,8 @@ export interface Interval {
   end: number;
 }
 
-const phaseOf = (r: WindowRow, nowIso: string) => (r.starts_at > nowIso ? "scheduled" : r.ends_at > nowIso ? "active" : "completed");
-
-export const publicWindowView = (r: WindowRow, nowIso: string) => ({
-  id: r.id,
-  starts_at: r.starts_at,
-  ends_at: r.ends_at,
-  title: r.title,
-  description: r.description,
-  phase: phaseOf(r, nowIso) as "scheduled" | "active" | "completed",
-});
+export const publicWindowView = (r: WindowRow, nowIso: string) =>
+  schemaView(MaintenanceWindow, r, { phase: r.starts_at > nowIso ? "scheduled" : r.ends_at > nowIso ? "active" : "completed" });
 
 const adminWindowView = (r: WindowRow, nowIso: string) => ({ ...publicWindowView(r, nowIso), created_by: r.created_by, created_at: r.created_at });
 

@@ -1,9 +1,11 @@
+import type { Static } from "elysia";
 import type { AppContext } from "../../context";
 import { formatUnits } from "../../chain/service";
 import { listAnswer, type PageRequest, pageOf } from "../../http/pagination";
 import { hasRowFilters, rowConditions, filtersEcho, type RowFilters } from "./filters";
 import { severityOfRank, type AnomalyType } from "../audit/glossary";
 import { runView, type RunRow } from "./runs";
+import type { TopAnomalySchema } from "./audit-model";
 import { dataTime } from "../state";
 import { countRows, topRows } from "../store/rows";
 import { completeRunsUpTo, listRunsPage, runCounts, statusCountsBetween } from "../store/runs";
@@ -11,15 +13,7 @@ import { completeRunsUpTo, listRunsPage, runCounts, statusCountsBetween } from "
 // summary.json, runs.json and trend.json. Unfiltered, they read only the runs' precomputed aggregates; the top
 // anomalies read at most top_limit rows through audit_rows_top_idx; a filtered trend counts rows run by run.
 
-export interface TopAnomaly {
-  severity: string;
-  signature: string;
-  kind: string;
-  anomaly_types: AnomalyType[];
-  max_abs_delta: string;
-  delta: string;
-  triage_status: string | null;
-}
+export type TopAnomaly = Static<typeof TopAnomalySchema>;
 
 export async function topAnomalies(ctx: AppContext, run: RunRow, limit: number): Promise<TopAnomaly[]> {
   const rows = await topRows(ctx.store, run.id, limit);
