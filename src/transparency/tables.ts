@@ -24,7 +24,7 @@ export const auditRuns = sqliteTable(
     error: text("error"),
     rowsTotal: integer("rows_total").notNull().default(0),
     signaturesWithAnomalies: integer("signatures_with_anomalies").notNull().default(0),
-    overall: text("overall"),
+    overall: text("overall", { enum: ["ok", "warn", "bad"] }),
     /** {low, medium, high, critical} and {<type>: count}: the precomputed aggregates the reports read. */
     severityCounts: text("severity_counts").notNull().default("{}"),
     typeCounts: text("type_counts").notNull().default("{}"),

@@ -1,6 +1,7 @@
-import type { Queryable } from "../../db/port";
+import { placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
-import type { auditThresholdHistory, auditTriage, declaredMovements } from "../tables";
+import { auditThresholdHistory, type auditTriage, declaredMovements } from "../tables";
+import { columnsOf } from "./columns";
 
 // What operators set: declared movements, thresholds (and their history), triage. Each write runs in the caller's
 // transaction, beside its admin_audit row and the audit_state bump.
@@ -28,25 +29,14 @@ export function declarationById(q: Queryable, id: number): Promise<DeclarationRo
 
 export type NewDeclaration = Omit<DeclarationRow, "id" | "retracted_at" | "retracted_by" | "retract_reason">;
 
+const NEW_DECLARATION = columnsOf(declaredMovements, ["id", "retracted_at", "retracted_by", "retract_reason"]);
+
 export async function insertDeclaration(t: Queryable, d: NewDeclaration): Promise<number> {
-  const row = await t.get<{ id: number }>(
-    `INSERT INTO declared_movements (direction, amount_raw, decimals, counterparty, signature, window_start, window_end, max_transactions, reason, created_at, created_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    [
-      d.direction,
-      d.amount_raw,
-      d.decimals,
-      d.counterparty,
-      d.signature,
-      d.window_start,
-      d.window_end,
-      d.max_transactions,
-      d.reason,
-      d.created_at,
-      d.created_by,
-    ],
-  );
-  return row!.id;
+  const sql = `INSERT INTO declared_movements (${NEW_DECLARATION.join(", ")}) VALUES (${placeholders(NEW_DECLARATION.length)}) RETURNING id`;
+  return (await t.get<{ id: number }>(
+    sql,
+    NEW_DECLARATION.map((c) => d[c]),
+  ))!.id;
 }
 
 /** Retracts an active declaration; false when it was retracted already (by this request's race, or before). */
@@ -66,19 +56,17 @@ export function storedThresholdValues(q: Queryable): Promise<Array<{ parameter: 
   return q.all<{ parameter: string; value: string }>("SELECT parameter, value FROM audit_thresholds");
 }
 
+const HISTORY = columnsOf(auditThresholdHistory, ["id"]);
+
 export async function setThreshold(t: Queryable, h: ThresholdHistoryRow): Promise<void> {
   await t.run(
     "INSERT INTO audit_thresholds (parameter, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (parameter) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
     [h.parameter, h.new_value, h.changed_at],
   );
-  await t.run("INSERT INTO audit_threshold_history (changed_at, parameter, previous_value, new_value, owner, reason) VALUES (?, ?, ?, ?, ?, ?)", [
-    h.changed_at,
-    h.parameter,
-    h.previous_value,
-    h.new_value,
-    h.owner,
-    h.reason,
-  ]);
+  await t.run(
+    `INSERT INTO audit_threshold_history (${HISTORY.join(", ")}) VALUES (${placeholders(HISTORY.length)})`,
+    HISTORY.map((c) => h[c]),
+  );
 }
 
 /** threshold-history.json rows, newest first, and how many there are. */

@@ -1,6 +1,7 @@
 import type { Param, Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
-import type { auditRows, auditTriage } from "../tables";
+import { auditRows, type auditTriage } from "../tables";
+import { columnsOf } from "./columns";
 
 // audit_rows: written by a run page by page, read by the reports (top anomalies, filtered counts, the console's
 // anomaly lines, declaration matches). The exports' pages are in store/exports.ts.
@@ -10,19 +11,8 @@ type Triage = RowOf<typeof auditTriage>;
 
 export type NewAuditRow = Omit<AuditRowRow, "id">;
 
-const ROW_COLUMNS = [
-  "run_id",
-  "kind",
-  "signature",
-  "slot",
-  "block_time",
-  "delta_raw",
-  "abs_key",
-  "types",
-  "severity_rank",
-  "declaration_id",
-  "detail",
-] as const;
+/** What a run writes of each row: every column but the id. */
+const ROW_COLUMNS = columnsOf(auditRows, ["id"]);
 /**
  * Rows per INSERT: 11 parameters each, so 1,000 rows stay far below both engines' limits on bound parameters
  * (SQLite 32,766, PostgreSQL 65,535) while a page of 5,000 findings is five statements, not 5,000.

@@ -6,9 +6,7 @@ import type { auditRuns } from "../tables";
 // the runs the reports make. The reports read the aggregates on the run row, never its rows.
 
 /** A run as the reports read it: every column but the chain watermarks, which only the next run reads. */
-export type RunRow = Omit<RowOf<typeof auditRuns>, "overall" | "last_token_snapshot_id" | "last_authority_snapshot_id" | "last_sync_run_id"> & {
-  overall: "ok" | "warn" | "bad" | null;
-};
+export type RunRow = Omit<RowOf<typeof auditRuns>, "last_token_snapshot_id" | "last_authority_snapshot_id" | "last_sync_run_id">;
 
 const COLUMNS =
   "id, label, day, started_at, finished_at, job_run_id, mint, decimals, is_complete, error, rows_total, signatures_with_anomalies, overall, severity_counts, type_counts, max_abs_delta_raw, thresholds, transactions_examined";
