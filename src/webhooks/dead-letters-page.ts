@@ -52,12 +52,6 @@ function filterOrThrow(raw: { partner?: string; event_type?: string }): DeadLett
 
 const where = (f: DeadLetterFilter) => ({ partner: f.partner || undefined, event_type: f.event_type || undefined });
 
-/** One page of dead letters, newest first, and how many match the filter in all (both read in the read worker). */
-async function deadLetterPage(ctx: AppContext, f: DeadLetterFilter, offset: number, limit: number) {
-  const page = await deadLettersForOperator(ctx, where(f), { limit, offset, after: null, cursor: null });
-  return { items: page.items, rows: page.rows, hasMore: page.pagination.has_more, total: page.total };
-}
-
 /**
  * The filter form's suggestions: partners that have dead letters, and every event type (the catalog's and any dead
  * letter's). Read in the read worker: both lists are DISTINCTs over every dead letter.
@@ -148,12 +142,11 @@ function filterQueryOf(f: DeadLetterFilter, extra: Record<string, string> = {}):
   return s ? `?${s}` : "";
 }
 
-type Page = Awaited<ReturnType<typeof deadLetterPage>>;
 const body = compileHtml<{
   filter: DeadLetterFilter;
   filtered: boolean;
   suggestions: { partners: string[]; eventTypes: string[] };
-  page: Page;
+  total: number;
   offset: number;
   shown: number;
   table: SafeHtml;
@@ -163,7 +156,7 @@ const body = compileHtml<{
   "console-dead-letters",
   `<form method="get" action="${PATH}" id="filters" class="filters"><label>Partner <input name="partner" maxlength="${FILTER_MAX}" list="partner-names" value="<%= it.filter.partner %>"></label> <label>Event type <input name="event_type" maxlength="${FILTER_MAX}" list="event-types" value="<%= it.filter.event_type %>"></label> <button type="submit" id="apply">Show</button><% if (it.filtered) { %> <a href="${PATH}" id="clear">Every dead letter</a><% } %>
 <datalist id="partner-names"><% for (const p of it.suggestions.partners) { %><option value="<%= p %>"><% } %></datalist><datalist id="event-types"><% for (const e of it.suggestions.eventTypes) { %><option value="<%= e %>"><% } %></datalist></form>
-<section id="letters" class="summary <%= it.page.total ? "attention" : "ready" %>"><p id="dead-count"><% if (it.page.total === 0) { %>None<%= it.filtered ? " match this filter" : ": no delivery was given up on" %>.<% } else { %><strong><%= it.page.total %></strong> <%= it.page.total === 1 ? "dead letter" : "dead letters" %><%= it.filtered ? " match this filter" : "" %><% if (it.page.total > it.shown) { %>; <%= it.shown ? (it.offset + 1) + "–" + (it.offset + it.shown) + " shown" : "none on this page" %><% } %>.<% } %></p></section>
+<section id="letters" class="summary <%= it.total ? "attention" : "ready" %>"><p id="dead-count"><% if (it.total === 0) { %>None<%= it.filtered ? " match this filter" : ": no delivery was given up on" %>.<% } else { %><strong><%= it.total %></strong> <%= it.total === 1 ? "dead letter" : "dead letters" %><%= it.filtered ? " match this filter" : "" %><% if (it.total > it.shown) { %>; <%= it.shown ? (it.offset + 1) + "–" + (it.offset + it.shown) + " shown" : "none on this page" %><% } %>.<% } %></p></section>
 <%= it.table %><%= it.pager %><%= it.exports %>`,
 );
 
@@ -200,14 +193,14 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
     load: async (q) => {
       const filter = filterOrThrow(q);
       const offset = q.offset ?? 0;
-      return { filter, offset, page: await deadLetterPage(ctx, filter, offset, PAGE_SIZE), suggestions: await filterSuggestions(ctx) };
+      return { filter, offset, page: await deadLettersForOperator(ctx, where(filter), PAGE_SIZE, offset), suggestions: await filterSuggestions(ctx) };
     },
     view: ({ filter, offset, page, suggestions }, { csrf }) =>
       body({
         filter,
         filtered: Boolean(filter.partner || filter.event_type),
         suggestions,
-        page,
+        total: page.total,
         offset,
         shown: page.items.length,
         table: dataTable({
@@ -230,7 +223,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
           offset,
           shown: page.items.length,
           pageSize: PAGE_SIZE,
-          hasMore: page.hasMore,
+          hasMore: page.pagination.has_more,
           href: (o) => `${PATH}${filterQueryOf(filter, o > 0 ? { offset: String(o) } : {})}`,
         }),
         exports: exportList({
@@ -273,18 +266,10 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
     .get(
       `${PATH}.json`,
       async ({ query }) => {
-        const limit = query.limit ?? 50;
-        const offset = query.offset ?? 0;
         const f = filterOrThrow(query);
-        const r = await deadLetterPage(ctx, f, offset, limit);
-        const rows = r.rows.map(exportRowOf);
-        return ok({
-          total: r.total,
-          count: rows.length,
-          query: { partner: f.partner || null, event_type: f.event_type || null, limit, offset, cursor: null },
-          dead_letters: rows,
-          pagination: { has_more: r.hasMore, next_offset: r.hasMore ? offset + rows.length : null, next_cursor: null },
-        });
+        const p = await deadLettersForOperator(ctx, where(f), query.limit ?? 50, query.offset ?? 0);
+        const echo = { partner: f.partner || null, event_type: f.event_type || null, ...p.query };
+        return ok({ total: p.total, count: p.count, query: echo, dead_letters: p.rows.map(exportRowOf), pagination: p.pagination });
       },
       {
         operator: "api",

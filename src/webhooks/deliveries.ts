@@ -2,10 +2,11 @@ import { parseCalendarStrict } from "../clock";
 import { type AuditEntry, recordAudit } from "../auth/audit";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError, queryProblem, ValidationError } from "../http/errors/errors";
-import { pageOf, type PageRequest } from "../http/pagination";
+import { offsetPage, pageOf, type PageRequest } from "../http/pagination";
 import {
   type DeliveryRow,
   type DeliveryStatus,
+  type OperatorFilter,
   deadLetterRowsTask,
   deliveriesOfEvent,
   listDeliveryRows,
@@ -231,14 +232,13 @@ export function deliverySloControls(ctx: Pick<Ctx, "config">) {
 
 /**
  * Every partner's dead letters (live and sandbox), newest first, for the operator: the console's dead-letters
- * page. Optional filters: one partner, one event type. `total`: how many match the filter in all; `rows`: the page's
- * delivery rows as read (the exports' source). Read in the read worker (operatorDeadLettersTask): the count walks
+ * page, `limit` of them from `offset`. Optional filters: one partner, one event type. `total`: how many match the
+ * filter in all; `rows`: the page's delivery rows as read (the exports' source). Read in the read worker (operatorDeadLettersTask): the count walks
  * every matching dead letter.
  */
-export async function deadLettersForOperator(ctx: Pick<Ctx, "store">, f: { partner?: string; event_type?: string }, page: PageRequest) {
-  const filter = { partner: f.partner, event_type: f.event_type };
-  const { rows, total } = await ctx.store.apart(operatorDeadLettersTask, { filter, before: page.after, limit: page.limit + 1, offset: page.offset });
-  const p = pageOf(rows, page, (r) => r.id);
+export async function deadLettersForOperator(ctx: Pick<Ctx, "store">, filter: OperatorFilter, limit: number, offset: number) {
+  const { rows, total } = await ctx.store.apart(operatorDeadLettersTask, { filter, before: null, limit: limit + 1, offset });
+  const p = offsetPage(rows, limit, offset);
   return { ...p, total, rows: p.items, items: p.items.map((r) => ({ ...deliveryView(r), partner: r.partner, mode: r.mode, updated_at: r.updated_at })) };
 }
 
