@@ -30,7 +30,7 @@ const AdminMaintenanceWindow = t.Object({ ...MaintenanceWindow.properties, creat
 // Written out for the literal types; test/status/subscribers.test.ts checks it against STATUS_EVENT_TYPES.
 const EventType = t.Union([t.Literal("status.incident.created"), t.Literal("status.incident.updated"), t.Literal("status.incident.resolved")]);
 
-const Subscriber = named(
+export const Subscriber = named(
   "StatusSubscriber",
   t.Object({
     id: t.Integer(),

@@ -3,7 +3,8 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { isWorse, type Level } from "../checks/types";
 import { componentsOfChecks, type ComponentId } from "../components";
-import type { Incident } from "../model";
+import { Incident, IncidentUpdate } from "../model";
+import { schemaView } from "../../webhooks/view-model";
 import {
   closeAutomaticIncident,
   incidentById,
@@ -79,13 +80,8 @@ export function incidentView(r: IncidentRow, updates: readonly UpdateRow[], now:
   const end = r.ended_at ? Date.parse(r.ended_at) : now.getTime();
   const checks = JSON.parse(r.checks) as Record<string, Level>;
   const operator = r.source === "operator";
-  return {
-    id: r.id,
-    source: r.source,
+  return schemaView(Incident, r, {
     title: operator ? (r.title ?? "") : automaticTitle(r.severity, checks),
-    started_at: r.started_at,
-    ended_at: r.ended_at,
-    severity: r.severity,
     current_severity: r.ended_at ? null : r.current_severity,
     status: r.ended_at ? "resolved" : "open",
     state: operator ? r.state : null,
@@ -96,9 +92,8 @@ export function incidentView(r: IncidentRow, updates: readonly UpdateRow[], now:
     updates: updates
       .filter((u) => u.incident_id === r.id)
       .sort((a, b) => b.id - a.id)
-      .map((u) => ({ id: u.id, state: u.state, message: u.message, severity: u.severity, created_at: u.created_at })),
-    updated_at: r.updated_at,
-  };
+      .map((u) => schemaView(IncidentUpdate, u, {})),
+  });
 }
 
 /** The updates of these incidents (operator ones have any), read in one query. */

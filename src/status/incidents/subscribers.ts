@@ -5,6 +5,8 @@ import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { checkTargetUrl, targetPolicyOf, WebhookSecrets } from "../../webhooks/service";
+import { schemaView } from "../../webhooks/view-model";
+import { Subscriber } from "../model-admin";
 import {
   countSubscribers,
   deleteSubscriberRows,
@@ -41,15 +43,8 @@ const healthOf = async (q: Queryable, id: number) => {
   };
 };
 
-const view = async (q: Queryable, r: SubscriberRow) => ({
-  id: r.id,
-  url: r.url,
-  description: r.description,
-  event_types: JSON.parse(r.event_types) as string[],
-  created_by: r.created_by,
-  created_at: r.created_at,
-  deliveries: await healthOf(q, r.id),
-});
+const view = async (q: Queryable, r: SubscriberRow) =>
+  schemaView(Subscriber, r, { event_types: JSON.parse(r.event_types) as string[], deliveries: await healthOf(q, r.id) });
 
 export type SubscriberView = Awaited<ReturnType<typeof view>>;
 
