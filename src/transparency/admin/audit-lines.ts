@@ -13,20 +13,6 @@ import { storedThresholds } from "../operator-inputs/thresholds";
 
 export type Verdict = "ok" | "warn" | "bad" | "failed" | "running" | "incomplete";
 
-export interface RunLine {
-  id: number;
-  label: string;
-  started: string;
-  finished: string | null;
-  trigger: "scheduled" | "manual" | "unknown";
-  verdict: Verdict;
-  error: string | null;
-  rows: number;
-  transactions: number;
-  anomalous: number;
-  severities: Record<"critical" | "high" | "medium" | "low", number>;
-}
-
 /** An incomplete run without an error younger than this is taken to be still running (as audit-run.ts does). */
 const RUNNING_MINUTES = 10;
 
@@ -37,12 +23,12 @@ function verdictOf(r: RunRow, now: Date): Verdict {
 }
 
 /** One page of runs, newest first, and the total. */
-export async function runLines(ctx: AppContext, offset: number, limit: number): Promise<{ lines: RunLine[]; hasMore: boolean; total: number }> {
+export async function runLines(ctx: AppContext, offset: number, limit: number) {
   const rows = await listRunsPage(ctx.store, limit + 1, offset, null);
   const page = rows.slice(0, limit);
   const triggers = await ctx.jobs.triggersOf(page.flatMap((r) => (r.job_run_id === null ? [] : [r.job_run_id])));
   const now = ctx.clock.now();
-  const lines = page.map((r): RunLine => {
+  const lines = page.map((r) => {
     const trigger = r.job_run_id === null ? undefined : triggers.get(r.job_run_id);
     const s = parseCounts<"critical" | "high" | "medium" | "low">(r.severity_counts);
     return {
@@ -62,16 +48,7 @@ export async function runLines(ctx: AppContext, offset: number, limit: number): 
   return { lines, hasMore: rows.length > limit, total: (await runCounts(ctx.store)).total };
 }
 
-export interface AnomalyLine {
-  signature: string;
-  kind: string;
-  types: AnomalyType[];
-  subject: string;
-  found: string;
-  expected: string;
-  severity: string;
-  triage: { status: string; owner: string; eta: string | null; note: string | null; by: string; at: string } | null;
-}
+export type RunLine = Awaited<ReturnType<typeof runLines>>["lines"][number];
 
 /** 1234567.5 → 1,234,567.5 and -4321 → −4,321: amounts as a person reads them (the exports keep the plain decimal). */
 export function grouped(decimal: string): string {
@@ -90,7 +67,7 @@ type Detail = Record<string, unknown>;
 const str = (v: unknown) => (v === null || v === undefined ? "none" : String(v));
 
 /** What a row is about, what was found and what the rules expected instead (glossary.ts has the rules). */
-function describe(r: AnomalyRow, run: RunRow): Pick<AnomalyLine, "subject" | "found" | "expected"> {
+function describe(r: AnomalyRow, run: RunRow): { subject: string; found: string; expected: string } {
   const d = (r.detail ? JSON.parse(r.detail) : {}) as Detail;
   const types = r.types.split(",") as AnomalyType[];
   const amount = (raw: unknown) => signed(BigInt(String(raw ?? "0")), run.decimals);
@@ -144,23 +121,18 @@ function describe(r: AnomalyRow, run: RunRow): Pick<AnomalyLine, "subject" | "fo
 }
 
 /** One page of a run's anomalous rows, most severe first (audit_rows_top_idx), with their triage; and how many in all. */
-export async function anomalyLines(
-  ctx: AppContext,
-  run: RunRow,
-  offset: number,
-  limit: number,
-): Promise<{ lines: AnomalyLine[]; hasMore: boolean; total: number }> {
+export async function anomalyLines(ctx: AppContext, run: RunRow, offset: number, limit: number) {
   const rows = await anomalyRows(ctx.store, run.id, limit + 1, offset);
   const total = run.is_complete === 1 ? run.signatures_with_anomalies : await countRows(ctx.store, run.id, true, { sql: "", params: [] });
-  const lines = rows.slice(0, limit).map(
-    (r): AnomalyLine => ({
-      signature: r.signature,
-      kind: r.kind,
-      types: r.types.split(",") as AnomalyType[],
-      ...describe(r, run),
-      severity: severityOfRank(r.severity_rank) ?? "low",
-      triage: r.t_status === null ? null : { status: r.t_status, owner: r.t_owner ?? "", eta: r.t_eta, note: r.t_note, by: r.t_by ?? "", at: r.t_at ?? "" },
-    }),
-  );
+  const lines = rows.slice(0, limit).map((r) => ({
+    signature: r.signature,
+    kind: r.kind,
+    types: r.types.split(",") as AnomalyType[],
+    ...describe(r, run),
+    severity: severityOfRank(r.severity_rank) ?? "low",
+    triage: r.t_status === null ? null : { status: r.t_status, owner: r.t_owner ?? "", eta: r.t_eta, note: r.t_note, by: r.t_by ?? "", at: r.t_at ?? "" },
+  }));
   return { lines, hasMore: rows.length > limit, total };
 }
+
+export type AnomalyLine = Awaited<ReturnType<typeof anomalyLines>>["lines"][number];

@@ -6,6 +6,7 @@ import type { AnomalyType } from "../audit/glossary";
 import { pctOf } from "./reports";
 import { dataTime } from "../state";
 import { AlertSide } from "./audit-model";
+import { schemaView } from "../../webhooks/view-model";
 
 // alerts.json / alerts.csv: the selected run against its baseline (the complete run before it), read from the
 // runs' aggregates. Threshold comparison is exact, in hundredths of a percent and integers:
@@ -79,17 +80,13 @@ export const ALERT_SIDE_KEYS = Object.keys(AlertSide.properties) as Array<keyof 
 function alertSide(run: RunRow, before: RunRow | null) {
   const sigDelta = before ? run.signatures_with_anomalies - before.signatures_with_anomalies : null;
   const rowsDelta = before ? run.rows_total - before.rows_total : null;
-  return {
+  return schemaView(AlertSide, run, {
     run_id: run.id,
-    label: run.label,
-    overall: run.overall,
-    signatures_with_anomalies: run.signatures_with_anomalies,
-    rows_total: run.rows_total,
     sig_delta: sigDelta,
     sig_delta_pct: sigDelta === null ? null : pctOf(sigDelta, before!.signatures_with_anomalies),
     rows_delta: rowsDelta,
     rows_delta_pct: rowsDelta === null ? null : pctOf(rowsDelta, before!.rows_total),
-  };
+  });
 }
 
 export async function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, overrides: ThresholdOverrides, includeRecommendations: boolean) {
