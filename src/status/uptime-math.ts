@@ -1,5 +1,6 @@
 import type { Level } from "./checks/types";
 import type { Interval } from "./incidents/maintenance";
+import type { UptimeTotals } from "./model";
 
 // Time-weighted uptime from snapshots; pure, so the tests can check it against windows worked out by hand.
 //
@@ -23,14 +24,7 @@ export interface Point {
   checks: readonly string[];
 }
 
-export interface WindowTotals {
-  observed_minutes: number;
-  degraded_minutes: number;
-  maintenance_minutes: number;
-  unobserved_minutes: number;
-  degraded_pct: number | null;
-  uptime_pct: number | null;
-}
+export type WindowTotals = typeof UptimeTotals.static;
 
 export interface UptimeResult {
   overall: WindowTotals;
