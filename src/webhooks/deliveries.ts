@@ -20,7 +20,7 @@ import {
 } from "./deliveries-store";
 import type { WebhookContext } from "./deps";
 import type { Owner } from "./outbox";
-import { DeadLetterEvent, Delivery } from "./model";
+import { DeadLetterEvent, Delivery, type ReplayResultItem } from "./model";
 import { webhookOf } from "./store";
 import { schemaView } from "./view-model";
 
@@ -51,11 +51,7 @@ function isoOrThrow(field: string, v: string | undefined, part: "query" | "body"
   return new Date(t).toISOString();
 }
 
-export interface ReplayEntry {
-  reason_tag: string;
-  note: string | null;
-  replayed_at: string;
-}
+export type ReplayEntry = NonNullable<typeof Delivery.static.replays>[number];
 
 /**
  * A page of delivery records as the lists show them (the live list's and the sandbox's), each with its replay
@@ -103,15 +99,8 @@ export async function deadLetterSummary(ctx: Ctx, owner: Owner, hours: number) {
   };
 }
 
-export interface ReplayResult {
-  /** As the caller named it: a delivery id, or an `evt_…` event id. */
-  event_id: number | string;
-  /** The delivery this result is about; null when nothing of the caller's was found. */
-  delivery_id: number | null;
-  replayed: boolean;
-  error: string | null;
-  reason_tag: string;
-}
+/** `event_id` as the caller named it (a delivery id or an `evt_…` id); `delivery_id` null when nothing of theirs was found. */
+export type ReplayResult = typeof ReplayResultItem.static;
 
 /**
  * Re-queues deliveries (same event id, fresh attempt budget) and adds each to its replay history with the reason

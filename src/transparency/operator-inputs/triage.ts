@@ -29,12 +29,7 @@ export async function listTriage(ctx: AppContext, status: TriageStatus | undefin
   };
 }
 
-export interface TriageInput {
-  status: TriageStatus;
-  owner: string;
-  eta_utc?: string | null;
-  note?: string | null;
-}
+export type TriageInput = Pick<TriageRow, "status" | "owner"> & Partial<Pick<TriageRow, "eta_utc" | "note">>;
 
 export async function setTriage(ctx: AppContext, admin: AdminRequest, signature: string, input: TriageInput): Promise<TriageRow> {
   if (!(await flaggedByCompleteRun(ctx.store, signature))) throw new NotFoundError("anomaly", signature);

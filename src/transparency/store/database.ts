@@ -1,16 +1,12 @@
 import type { Queryable } from "../../db/port";
+import type { TransparencyModel } from "../model";
 
 // What /trust.json says of the database it runs on. The settings have no common SQL: SQLite answers PRAGMA reads,
 // PostgreSQL current_setting(); each engine's read is a function named for it, chosen by the store's dialect
 // (src/transparency/service.ts) and tested on both engines (test/transparency/trust.test.ts).
 
-export interface DatabaseSettings {
-  engine: "sqlite" | "postgres";
-  /** SQLite's journal mode ("wal"); PostgreSQL always writes ahead to its WAL, so "wal" there too. */
-  journal_mode: string;
-  /** SQLite's synchronous level ("normal"); PostgreSQL's synchronous_commit ("on"). */
-  synchronous: string;
-}
+/** What /trust.json says of the database: its engine, journal mode and synchronous level (the answer's schema says which is which). */
+export type DatabaseSettings = (typeof TransparencyModel.trust.static)["data_protection"]["database"];
 
 const SYNCHRONOUS_LEVELS: Record<string, string> = { 0: "off", 1: "normal", 2: "full", 3: "extra" };
 
