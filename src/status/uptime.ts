@@ -7,18 +7,13 @@ import { windowsOverlappingRows } from "./store/maintenance";
 import { loadPolicy } from "./checks/policy";
 import { loadPoints } from "./snapshots";
 import { oldestSnapshotAt, uptimeInputsKey } from "./store/snapshots";
-import { computeUptime, type Point, type UptimeResult } from "./uptime-math";
+import { computeUptime, type UptimeInput, type UptimeResult } from "./uptime-math";
 
 export const MAX_UPTIME_HOURS = 24 * 90;
 const DAY_MS = 86_400_000;
 
-export interface UptimeSource {
-  start: number;
-  end: number;
-  points: Point[];
-  maintenance: ReturnType<typeof intervalsOf>;
-  maxGapMs: number;
-}
+/** Snapshots and maintenance windows loaded for a window: the uptime maths' input but what a reader asks. */
+export type UptimeSource = Omit<UptimeInput, "excludeMaintenance" | "checkNames">;
 
 /** How long a loaded source may serve later asks, at most, even when its inputs look unchanged (see UptimeCache). */
 export const UPTIME_REUSE_MS = 60_000;
@@ -76,15 +71,7 @@ export async function uptimeSource(ctx: AppContext, hours: number, cache?: Uptim
 
 /** Uptime over [end - hours, end) of an already loaded source (which must cover that window). */
 export function uptimeFrom(src: UptimeSource, hours: number, excludeMaintenance: boolean, end = src.end, names: readonly string[] = CHECK_NAMES): UptimeResult {
-  return computeUptime({
-    start: end - hours * 3_600_000,
-    end,
-    points: src.points,
-    maintenance: src.maintenance,
-    excludeMaintenance,
-    maxGapMs: src.maxGapMs,
-    checkNames: names,
-  });
+  return computeUptime({ ...src, start: end - hours * 3_600_000, end, excludeMaintenance, checkNames: names });
 }
 
 /**
@@ -166,7 +153,7 @@ export function dailyBars(
   for (let d = days - 1; d >= 0; d--) {
     const start = todayStart - d * DAY_MS;
     const end = Math.min(start + DAY_MS, src.end);
-    const r = computeUptime({ start, end, points: src.points, maintenance: src.maintenance, excludeMaintenance, maxGapMs: src.maxGapMs, checkNames: names });
+    const r = computeUptime({ ...src, start, end, excludeMaintenance, checkNames: names });
     const date = new Date(start).toISOString().slice(0, 10);
     const bar = (t: UptimeResult["overall"]): DayBar => ({
       date,
