@@ -3,6 +3,8 @@ import type { Queryable } from "../db/port";
 import { epochMs } from "../clock";
 import { AppError, NotFoundError, ValidationError } from "../http/errors/errors";
 import { type KeyPageRequest, keyPageOf } from "../http/pagination";
+import { schemaView } from "../http/schema-view";
+import { AuthModel } from "./model";
 import type { Actor } from "./actors";
 import { recordAudit } from "./audit";
 import { parseAllowList } from "./ip-allow";
@@ -18,19 +20,11 @@ export type KeyRow = Omit<store.KeyRow, "mode" | "status"> & { mode: KeyMode; st
 
 export type PartnerKeyView = ReturnType<typeof toKeyView>;
 
-export const toKeyView = (r: KeyRow) => ({
-  key_id: r.key_id,
-  partner: r.partner,
-  mode: r.mode,
-  scopes: r.scopes ? (r.scopes.split(",") as Scope[]) : [],
-  allowed_ips: r.allowed_ips ? r.allowed_ips.split(",") : [],
-  status: r.status,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-  last_used_at: r.last_used_at,
-  previous_secret_valid_until: r.previous_secret_valid_until,
-  disabled_reason: r.disabled_reason,
-});
+export const toKeyView = (r: KeyRow) =>
+  schemaView(AuthModel.key, r, {
+    scopes: r.scopes ? (r.scopes.split(",") as Scope[]) : [],
+    allowed_ips: r.allowed_ips ? r.allowed_ips.split(",") : [],
+  });
 
 type KeyFilter = { partner?: string; mode?: KeyMode; status?: "active" | "disabled" };
 const storeFilter = (f: KeyFilter) => ({ partner: f.partner ?? null, mode: f.mode ?? null, status: f.status ?? null });

@@ -22,7 +22,7 @@ import type { WebhookContext } from "./deps";
 import type { Owner } from "./outbox";
 import { DeadLetterEvent, Delivery, type ReplayResultItem } from "./model";
 import { webhookOf } from "./store";
-import { schemaView } from "./view-model";
+import { schemaView } from "../http/schema-view";
 
 export const MAX_RECOVER = 1000;
 

@@ -10,7 +10,7 @@ import type { WebhookContext } from "./deps";
 import { EVENT_TYPE_NAMES, isEventType } from "./event-types";
 import { WebhooksModel } from "./model";
 import { emitEvent, type Owner } from "./outbox";
-import { schemaView } from "./view-model";
+import { schemaView } from "../http/schema-view";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
 import { CANCEL_BATCH_ROWS, cancelPendingDeliveries, countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
 import { checkTargetUrl, targetPolicyOf } from "./target-policy";

@@ -4,7 +4,7 @@ import type { Queryable } from "../../db/port";
 import { isWorse, type Level } from "../checks/types";
 import { componentsOfChecks, type ComponentId } from "../components";
 import { Incident, IncidentUpdate } from "../model";
-import { schemaView } from "../../webhooks/view-model";
+import { schemaView } from "../../http/schema-view";
 import {
   closeAutomaticIncident,
   incidentById,

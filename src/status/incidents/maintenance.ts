@@ -5,7 +5,7 @@ import type { AppContext } from "../../context";
 import { NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { auditOperator } from "../../auth/audit";
-import { schemaView } from "../../webhooks/view-model";
+import { schemaView } from "../../http/schema-view";
 import { MaintenanceWindow } from "../model";
 import { deleteWindow, insertWindow, windowPage, windowsOverlappingRows, type WindowRow } from "../store/maintenance";
 

@@ -5,7 +5,7 @@ import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { checkTargetUrl, targetPolicyOf, WebhookSecrets } from "../../webhooks/service";
-import { schemaView } from "../../webhooks/view-model";
+import { schemaView } from "../../http/schema-view";
 import { Subscriber } from "../model-admin";
 import {
   countSubscribers,

@@ -6,7 +6,7 @@ import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError } from "../../http/errors/errors";
 import { type PageRequest, pageOf } from "../../http/pagination";
 import { formatUnits } from "../../chain/service";
-import { schemaView } from "../../webhooks/view-model";
+import { schemaView } from "../../http/schema-view";
 import { DeclarationSchema } from "../reports/audit-model";
 import { parseUnitsOrThrow } from "../audit/amounts";
 import type { ActiveDeclaration } from "../audit/detector";

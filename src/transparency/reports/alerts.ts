@@ -6,7 +6,7 @@ import type { AnomalyType } from "../audit/glossary";
 import { pctOf } from "./reports";
 import { dataTime } from "../state";
 import { AlertSide } from "./audit-model";
-import { schemaView } from "../../webhooks/view-model";
+import { schemaView } from "../../http/schema-view";
 
 // alerts.json / alerts.csv: the selected run against its baseline (the complete run before it), read from the
 // runs' aggregates. Threshold comparison is exact, in hundredths of a percent and integers:

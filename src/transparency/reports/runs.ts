@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { formatUnits } from "../../chain/service";
-import { schemaView } from "../../webhooks/view-model";
+import { schemaView } from "../../http/schema-view";
 import { AuditRunSchema } from "./audit-model";
 import { ANOMALY_TYPES, type AnomalyType, SEVERITIES, type Severity } from "../audit/glossary";
 import { completeRunBefore, completeRunOfDay, getRun, type RunRow } from "../store/runs";
