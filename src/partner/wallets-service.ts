@@ -3,12 +3,13 @@ import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { NotFoundError } from "../http/errors/errors";
+import { schemaView } from "../http/schema-view";
 import * as store from "./store/wallets";
 import { lockUser, touchUser } from "./store/users";
 import { assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
 import { FieldCheck } from "./user-fields";
 import { emitUserUpdated, getUserOrThrow } from "./users";
-import type { UsersModel } from "./users-model";
+import { type UsersModel, WalletLink } from "./users-model";
 
 export type { WalletRow } from "./store/wallets";
 export { liveUserHoldingSolanaWallet, markSolanaWalletProven } from "./store/wallets";
@@ -16,17 +17,8 @@ type WalletRow = store.WalletRow;
 
 export type WalletView = ReturnType<typeof walletView>;
 
-export const walletView = (w: WalletRow) => ({
-  blockchain: w.blockchain,
-  wallet_address: w.wallet_address,
-  // The spec types label as a string: a wallet linked without one answers "" (a label set is 1–64 characters).
-  label: w.label ?? "",
-  is_primary: w.is_primary,
-  verified: w.verified,
-  verified_at: w.verified_at,
-  is_hidden: w.is_hidden,
-  session_connected_at: w.session_connected_at,
-});
+// The spec types label as a string: a wallet linked without one answers "" (a label set is 1–64 characters).
+export const walletView = (w: WalletRow) => schemaView(WalletLink, w, { label: w.label ?? "" });
 
 /** A user's wallets, the primary first, then in the order they were linked. */
 export async function walletsOf(q: Queryable, userId: number): Promise<WalletView[]> {

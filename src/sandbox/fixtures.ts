@@ -6,6 +6,8 @@ import { type Queryable, settlingBehind } from "../db/port";
 import { createUser, updateUser } from "../partner/users-service";
 import { linkWallet } from "../partner/wallets-service";
 import { postEntry } from "../salutes/service";
+import { schemaView } from "../http/schema-view";
+import { FixtureSummary } from "./model";
 import { FIXTURE_PROFILE, sandboxOwnerOf } from "./profile";
 import {
   claimFixtureRow,
@@ -224,15 +226,7 @@ export async function ensureFixtures(ctx: AppContext, owner: Owner, keyId: strin
 /** A summary of the recorded fixtures, for verify and reset answers; `q` the store, or the reset's transaction. */
 export async function fixtureSummary(q: Queryable, rec: FixtureRecord) {
   const ids = JSON.parse(rec.user_ids) as number[];
-  return {
-    profile: rec.profile,
-    seed_key_id: rec.seed_key_id,
-    plan_digest: rec.plan_digest,
-    seeded_at: rec.seeded_at,
-    reset_count: rec.reset_count,
-    user_ids: ids,
-    users: await fixtureUserRows(q, rec.partner, ids),
-  };
+  return schemaView(FixtureSummary, rec, { user_ids: ids, users: await fixtureUserRows(q, rec.partner, ids) });
 }
 
 /**

@@ -31,7 +31,7 @@ const writeOf = <T extends TObject>(live: T, extra: TProperties = {}) => widen(l
 
 const metaQuery = t.Object({ include_meta: t.Optional(t.String()) });
 
-const FixtureSummary = t.Object({
+export const FixtureSummary = t.Object({
   profile: t.String(),
   seed_key_id: t.String({ description: "The key whose id seeded the fixture generator" }),
   plan_digest: t.String({ description: "sha256 of the generated fixture plan" }),
