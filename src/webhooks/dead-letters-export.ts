@@ -1,5 +1,5 @@
 import { apartTask } from "../db/apart";
-import { csvTableInSlices } from "../http/formats/csv";
+import { columnTable, csvTableInSlices } from "../http/formats/csv";
 import { type OperatorFilter, type OperatorRow, operatorDeadLetterRows } from "./deliveries-store";
 
 // The dead-letters console's exports (JSON and CSV, src/webhooks/dead-letters-page.ts): one row shape for both, and
@@ -12,7 +12,7 @@ import { type OperatorFilter, type OperatorRow, operatorDeadLetterRows } from ".
  * A dead letter as the exports give it (JSON and CSV: the same keys, in this order), each read from its delivery row:
  * `dead_since` is its last change (when it was dead-lettered).
  */
-const EXPORT_FIELDS = {
+export const { columns: EXPORT_COLUMNS, rowOf: exportRowOf } = columnTable({
   delivery_id: (r: OperatorRow) => r.id,
   partner: (r: OperatorRow) => r.partner,
   mode: (r: OperatorRow) => r.mode,
@@ -26,15 +26,7 @@ const EXPORT_FIELDS = {
   target_url: (r: OperatorRow) => r.target_url,
   created_at: (r: OperatorRow) => r.created_at,
   dead_since: (r: OperatorRow) => r.updated_at,
-};
-type Field = keyof typeof EXPORT_FIELDS;
-const EXPORT_COLUMNS = Object.keys(EXPORT_FIELDS) as Field[];
-
-export function exportRowOf(r: OperatorRow) {
-  const row: Record<string, unknown> = {};
-  for (const c of EXPORT_COLUMNS) row[c] = EXPORT_FIELDS[c](r);
-  return row as { [K in Field]: ReturnType<(typeof EXPORT_FIELDS)[K]> };
-}
+});
 
 /**
  * The newest `limit` dead letters matching the filter as CSV (RFC 4180, header row), written in the read worker on

@@ -22,6 +22,21 @@ const OPTIONS = {
   cast: { string: neutralizeCell, boolean: (b: boolean) => (b ? "true" : "false") },
 } as const;
 
+/**
+ * An export's columns declared once, each with how a row gives its cell: the header (the keys, in order) and each
+ * row's object (JSON and CSV export the same keys in the same order) follow from the one table.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a getter's row type is inferred from the table, not named twice
+export function columnTable<F extends Record<string, (row: any) => unknown>>(fields: F) {
+  const columns = Object.keys(fields) as Array<keyof F & string>;
+  const rowOf = (r: Parameters<F[keyof F]>[0]) => {
+    const row: Record<string, unknown> = {};
+    for (const c of columns) row[c] = fields[c]!(r);
+    return row as { [K in keyof F]: ReturnType<F[K]> };
+  };
+  return { columns, rowOf };
+}
+
 /** A header line (the columns, in order), then one record per row: `row[column]` for each column. */
 export function csvTable(rows: ReadonlyArray<object>, columns: readonly string[]): string {
   return stringify(rows as Array<Record<string, unknown>>, { ...OPTIONS, header: true, columns: [...columns] });

@@ -1,5 +1,6 @@
 import type { AppContext } from "../../context";
 import { AppError, queryProblem } from "../../http/errors/errors";
+import { columnTable } from "../../http/formats/csv";
 import { listAnswer, totalPage } from "../../http/pagination";
 import { getIncidentOrThrow } from "../../status/service";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
@@ -38,52 +39,29 @@ export async function listIncidentsPage(ctx: AppContext, q: ListQuery) {
   return listAnswer("incidents", p, p.filters, { total: p.total });
 }
 
-export const EXPORT_COLUMNS = [
-  "id",
-  "source",
-  "title",
-  "severity",
-  "current_severity",
-  "status",
-  "state",
-  "started_at",
-  "ended_at",
-  "duration_minutes",
-  "components",
-  "checks",
-  "update_count",
-  "first_update_at",
-  "last_update_at",
-  "last_update_state",
-  "last_update_message",
-] as const;
-
-export type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | null>;
+const newest = (i: IncidentView) => i.updates[0] ?? null;
+const oldest = (i: IncidentView) => i.updates[i.updates.length - 1] ?? null;
 
 /** One flat row per incident: lists joined with ";", the updates summed up by their count, first and last. */
-function rowOf(i: IncidentView): ExportRow {
-  const newest = i.updates[0] ?? null;
-  const oldest = i.updates[i.updates.length - 1] ?? null;
-  return {
-    id: i.id,
-    source: i.source,
-    title: i.title,
-    severity: i.severity,
-    current_severity: i.current_severity,
-    status: i.status,
-    state: i.state,
-    started_at: i.started_at,
-    ended_at: i.ended_at,
-    duration_minutes: i.duration_minutes,
-    components: i.components.join(";"),
-    checks: Object.keys(i.checks).join(";"),
-    update_count: i.updates.length,
-    first_update_at: oldest?.created_at ?? null,
-    last_update_at: newest?.created_at ?? null,
-    last_update_state: newest?.state ?? null,
-    last_update_message: newest?.message ?? null,
-  };
-}
+export const { columns: EXPORT_COLUMNS, rowOf } = columnTable({
+  id: (i: IncidentView) => i.id,
+  source: (i: IncidentView) => i.source,
+  title: (i: IncidentView) => i.title,
+  severity: (i: IncidentView) => i.severity,
+  current_severity: (i: IncidentView) => i.current_severity,
+  status: (i: IncidentView) => i.status,
+  state: (i: IncidentView) => i.state,
+  started_at: (i: IncidentView) => i.started_at,
+  ended_at: (i: IncidentView) => i.ended_at,
+  duration_minutes: (i: IncidentView) => i.duration_minutes,
+  components: (i: IncidentView) => i.components.join(";"),
+  checks: (i: IncidentView) => Object.keys(i.checks).join(";"),
+  update_count: (i: IncidentView) => i.updates.length,
+  first_update_at: (i: IncidentView) => oldest(i)?.created_at ?? null,
+  last_update_at: (i: IncidentView) => newest(i)?.created_at ?? null,
+  last_update_state: (i: IncidentView) => newest(i)?.state ?? null,
+  last_update_message: (i: IncidentView) => newest(i)?.message ?? null,
+});
 
 /** GET /admin/ops/incidents/export.json: the rows of the CSV, typed (null where the CSV cell is empty). */
 export async function exportRows(ctx: AppContext, q: ListQuery) {
