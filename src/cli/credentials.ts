@@ -4,9 +4,8 @@ import { PartnerKeys } from "../auth/keys";
 import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors/errors";
 import { flagString, type ParsedArgs, UsageError } from "./args";
-import { cliActor } from "./keys";
+import { appErrorsAsUsage, cliActor } from "./keys";
 import { emit } from "./output";
 
 // `herald credentials new`: the way back when the first start's banner is lost (issue 74, item 4). It makes what
@@ -54,7 +53,8 @@ async function revokeUnused(ctx: AppContext, partner: string): Promise<{ keys: s
 export async function credentialsCommand(ctx: AppContext, args: ParsedArgs, json: boolean): Promise<number> {
   checkCredentialsArgs(ctx.config, args);
   const partner = flagString(args, "partner") ?? FIRST_START_PARTNER;
-  try {
+  // A partner name the keys refuse answers as `herald keys create` does.
+  return appErrorsAsUsage(async () => {
     const revoked = args.flags["revoke-unused"] === true ? await revokeUnused(ctx, partner) : { keys: [], tokens: [], lines: [] };
     const keys = new PartnerKeys(ctx);
     const actor = cliActor();
@@ -82,9 +82,5 @@ export async function credentialsCommand(ctx: AppContext, args: ParsedArgs, json
       () => banner.replace(/^\n/, "").replace(/\n$/, ""),
     );
     return 0;
-  } catch (err) {
-    // A partner name the keys refuse, as `herald keys create` answers it.
-    if (err instanceof AppError) throw new UsageError(err.message);
-    throw err;
-  }
+  });
 }

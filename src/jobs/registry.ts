@@ -34,15 +34,8 @@ export interface JobSummary {
   enabled: boolean;
   scheduled: boolean;
   next_run_at: string | null;
-  last_run: {
-    started_at: string;
-    finished_at: string | null;
-    ok: boolean | null;
-    error: string | null;
-    duration_ms: number | null;
-    /** The instance that ran it; null for runs recorded before instances were named. */
-    instance_id: string | null;
-  } | null;
+  /** The run's job_runs fields but the name, `ok` a boolean (null while the run is in progress). */
+  last_run: (Omit<runs.LastRun, "name" | "ok"> & { ok: boolean | null }) | null;
 }
 
 export interface JobRunResult {
@@ -68,6 +61,19 @@ interface Deps {
 }
 
 const withoutName = ({ name: _name, ...rest }: runs.LastRun) => rest;
+
+/** A run's start, and its end as job_runs records it: finished_at is the start plus the measured duration. */
+function startRun(clock: Clock) {
+  const started = clock.now();
+  const t0 = performance.now();
+  return {
+    startedAt: started.toISOString(),
+    end(error: string | null): runs.RunEnd {
+      const durationMs = Math.round(performance.now() - t0);
+      return { finishedAt: new Date(started.getTime() + durationMs).toISOString(), ok: error === null, error, durationMs };
+    },
+  };
+}
 
 /** A lease outlives two periods (a renewal may be late by one tick), and never less than this. */
 const MIN_LEASE_MS = 30_000;
@@ -201,18 +207,10 @@ export class JobRegistry {
 
   /** A job_runs row (trigger `manual`) for work that is no scheduled job (a backup): its id, and what finishes it. */
   async beginRun(name: string): Promise<{ id: number; finish(error: string | null): Promise<void> }> {
-    const started = this.deps.clock.now();
-    const t0 = performance.now();
-    const start: runs.RunStart = { name, startedAt: started.toISOString(), trigger: "manual", instanceId: this.deps.instanceId };
+    const run = startRun(this.deps.clock);
+    const start: runs.RunStart = { name, startedAt: run.startedAt, trigger: "manual", instanceId: this.deps.instanceId };
     const id = await this.deps.store.tx((t) => runs.insertRun(t, start));
-    return {
-      id,
-      finish: (error) => {
-        const durationMs = Math.round(performance.now() - t0);
-        const finishedAt = new Date(started.getTime() + durationMs).toISOString();
-        return runs.finishRun(this.deps.store, id, { finishedAt, ok: error === null, error, durationMs });
-      },
-    };
+    return { id, finish: (error) => runs.finishRun(this.deps.store, id, run.end(error)) };
   }
 
   async runNow(name: string): Promise<JobRunResult> {
@@ -285,7 +283,6 @@ export class JobRegistry {
         enabled: this.isEnabled(def.name),
         scheduled: Boolean(cron),
         next_run_at: next ? next.toISOString() : null,
-        // The row's fields in its order but the name, `ok` a boolean (null while the run is in progress).
         last_run: r ? { ...withoutName(r), ok: r.ok === null ? null : r.ok === 1 } : null,
       };
     });
@@ -338,9 +335,8 @@ export class JobRegistry {
   }
 
   private async execute(def: JobDefinition, trigger: "schedule" | "manual"): Promise<JobRunResult> {
-    const started = this.deps.clock.now();
-    const t0 = performance.now();
-    const start: runs.RunStart = { name: def.name, startedAt: started.toISOString(), trigger, instanceId: this.deps.instanceId };
+    const run = startRun(this.deps.clock);
+    const start: runs.RunStart = { name: def.name, startedAt: run.startedAt, trigger, instanceId: this.deps.instanceId };
     const deferInsert = def.quietWhenIdle === true && trigger === "schedule";
     // INSERT … RETURNING runs in a transaction: outside one, the port sends a `get` to SQLite's read-only connection.
     const store = this.deps.store;
@@ -354,17 +350,15 @@ export class JobRegistry {
       error = err instanceof Error ? err.message : String(err);
       this.reportFailure(def.name, err, "error", "job failed", { run_id: id });
     }
-    const durationMs = Math.round(performance.now() - t0);
-    const finished = new Date(started.getTime() + durationMs);
-    if (error === null) this.lastOkAt.set(def.name, finished.toISOString());
-    const end: runs.RunEnd = { finishedAt: finished.toISOString(), ok: error === null, error, durationMs };
+    const end = run.end(error);
+    if (end.ok) this.lastOkAt.set(def.name, end.finishedAt);
     if (deferInsert) {
-      if (idle && error === null) return { name: def.name, ok: true, error: null, duration_ms: durationMs, run_id: 0 };
+      if (idle && end.ok) return { name: def.name, ok: true, error: null, duration_ms: end.durationMs, run_id: 0 };
       id = await store.tx((t) => runs.insertFinishedRun(t, start, end));
     } else {
       await runs.finishRun(store, id, end);
     }
-    this.deps.onRun?.(def.name, error === null);
-    return { name: def.name, ok: error === null, error, duration_ms: durationMs, run_id: id };
+    this.deps.onRun?.(def.name, end.ok);
+    return { name: def.name, ok: end.ok, error, duration_ms: end.durationMs, run_id: id };
   }
 }
