@@ -192,21 +192,11 @@ export const COMMANDS: Record<string, Command> = {
   },
   async "migrate-to-postgres"(args, json) {
     const config = loadConfig();
-    const { migrateToPostgresCommand } = await import("./migrate-to-postgres");
-    const { systemClock } = await import("../clock");
-    return migrateToPostgresCommand(config, args, json, systemClock.now().toISOString());
+    return (await import("./migrate-to-postgres")).migrateToPostgresCommand(config, args, json, systemClock.now().toISOString());
   },
-  async restore(args, json) {
-    const { restoreCommand } = await import("./restore");
-    return restoreCommand(loadConfig(), args, json);
-  },
-  sign(args, json) {
-    return signCommand(args, json);
-  },
-  async "dev-rpc"(args, json) {
-    const { devRpcCommand } = await import("./dev-rpc");
-    return devRpcCommand(args, json);
-  },
+  restore: async (args, json) => (await import("./restore")).restoreCommand(loadConfig(), args, json),
+  sign: signCommand,
+  "dev-rpc": async (args, json) => (await import("./dev-rpc")).devRpcCommand(args, json),
   version(_args, json) {
     emit(json, { success: true, version: pkg.version, bun: Bun.version }, () => `herald ${pkg.version} (bun ${Bun.version})`);
     return 0;

@@ -223,8 +223,9 @@ export class HeraldClient {
       const ownNames = new Set(Object.keys(own).map((k) => k.toLowerCase()));
       const headers: Record<string, string> = { accept: "application/json" };
       for (const [k, v] of Object.entries(opts.headers ?? {})) {
-        if (!ownNames.has(k.toLowerCase()) && k.toLowerCase() !== "accept") headers[k] = v;
-        else if (k.toLowerCase() === "accept") headers.accept = v;
+        const lower = k.toLowerCase();
+        if (lower === "accept") headers.accept = v;
+        else if (!ownNames.has(lower)) headers[k] = v;
       }
       Object.assign(headers, own);
 
@@ -264,14 +265,8 @@ export class HeraldClient {
       const text = await res.text();
       return { kind: "response", status: res.status, headers: res.headers, text };
     } catch (cause) {
-      const error = timedOut
-        ? new HeraldNetworkError("timeout", `${init.method} ${url} timed out after ${this.timeoutMs} ms`, attempt, {
-            cause,
-          })
-        : new HeraldNetworkError("network_error", `${init.method} ${url} failed: ${cause instanceof Error ? cause.message : String(cause)}`, attempt, {
-            cause,
-          });
-      return { kind: "transport", error };
+      const what = timedOut ? `timed out after ${this.timeoutMs} ms` : `failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+      return { kind: "transport", error: new HeraldNetworkError(timedOut ? "timeout" : "network_error", `${init.method} ${url} ${what}`, attempt, { cause }) };
     } finally {
       clearTimeout(timer);
     }
