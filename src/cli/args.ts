@@ -24,30 +24,25 @@ const GLOBAL_FLAGS = {
 } as const;
 
 /**
- * The value flags of each command (all take a string). A flag not listed for the command is refused rather than
- * ignored: a typo such as `--scope` for `--scopes` must not create a key with other scopes than meant.
+ * The flags of each command besides the global ones: value flags (which take a string) and booleans. A flag not
+ * listed for the command is refused rather than ignored: a typo such as `--scope` for `--scopes` must not create a
+ * key with other scopes than meant.
  */
-export const COMMAND_FLAGS: Record<string, readonly string[]> = {
-  serve: [],
-  migrate: [],
-  config: [],
-  jobs: ["name"],
-  keys: ["partner", "mode", "scopes", "ips", "reason", "overlap-hours"],
-  "admin-token": ["name", "id"],
-  credentials: ["partner"],
-  sign: ["key", "secret"],
-  backup: [],
-  restore: ["sha256", "master-key-file"],
-  "dev-rpc": ["port", "holders", "transactions", "seed", "host", "plant", "lp-wallets"],
-  "migrate-to-postgres": ["from", "to", "batch"],
-  version: [],
-  help: [],
-};
-
-/** The boolean flags of each command (besides the global ones). */
-export const COMMAND_BOOLEANS: Record<string, readonly string[]> = {
-  "migrate-to-postgres": ["force"],
-  credentials: ["revoke-unused", "production"],
+export const COMMAND_FLAGS: Record<string, { values?: readonly string[]; booleans?: readonly string[] }> = {
+  serve: {},
+  migrate: {},
+  config: {},
+  jobs: { values: ["name"] },
+  keys: { values: ["partner", "mode", "scopes", "ips", "reason", "overlap-hours"] },
+  "admin-token": { values: ["name", "id"] },
+  credentials: { values: ["partner"], booleans: ["revoke-unused", "production"] },
+  sign: { values: ["key", "secret"] },
+  backup: {},
+  restore: { values: ["sha256", "master-key-file"] },
+  "dev-rpc": { values: ["port", "holders", "transactions", "seed", "host", "plant", "lp-wallets"] },
+  "migrate-to-postgres": { values: ["from", "to", "batch"], booleans: ["force"] },
+  version: {},
+  help: {},
 };
 
 /** The command: the first argument that is not a flag. Only boolean (global) flags may come before it. */
@@ -66,13 +61,11 @@ function commandOf(argv: string[]): string | undefined {
  */
 export function parseArgs(argv: string[]): ParsedArgs {
   const command = commandOf(argv);
-  const known = command === undefined ? [] : COMMAND_FLAGS[command];
-  if (command !== undefined && known === undefined) {
-    throw new UsageError(`unknown command: ${command}`, true);
-  }
+  const known = command === undefined ? {} : COMMAND_FLAGS[command];
+  if (known === undefined) throw new UsageError(`unknown command: ${command}`, true);
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = { ...GLOBAL_FLAGS };
-  for (const name of known ?? []) options[name] = { type: "string" };
-  for (const name of (command && COMMAND_BOOLEANS[command]) || []) options[name] = { type: "boolean" };
+  for (const name of known.values ?? []) options[name] = { type: "string" };
+  for (const name of known.booleans ?? []) options[name] = { type: "boolean" };
   let parsed: ReturnType<typeof parseNodeArgs>;
   try {
     parsed = parseNodeArgs({ args: argv, options, strict: true, allowPositionals: true });
