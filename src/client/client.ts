@@ -196,11 +196,8 @@ export class HeraldClient {
     const mutation = MUTATION_METHODS.has(verb);
     const { url, target } = this.buildUrl(path, opts.query);
 
-    let bodyBytes: Uint8Array | undefined;
-    if (opts.body !== undefined) {
-      const b = opts.body;
-      bodyBytes = b instanceof Uint8Array ? b : new TextEncoder().encode(typeof b === "string" ? b : JSON.stringify(b));
-    }
+    const b = opts.body;
+    const bodyBytes = b === undefined ? undefined : b instanceof Uint8Array ? b : new TextEncoder().encode(typeof b === "string" ? b : JSON.stringify(b));
 
     const idempotencyKey = opts.idempotencyKey === false ? undefined : (opts.idempotencyKey ?? (mutation ? newIdempotencyKey() : undefined));
     const wantNonce = opts.nonce === undefined ? mutation : opts.nonce !== false;
