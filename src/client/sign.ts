@@ -108,9 +108,21 @@ export function newIdempotencyKey(): string {
   return randomUUID();
 }
 
+function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** `X-Webhook-Signature` = hex(HMAC-SHA256(secret, `${timestamp}.${rawBody}`)) over the exact raw bytes. */
 export function webhookSignature(secret: string, timestamp: number | string, rawBody: RawBody): string {
-  return createHmac("sha256", secret).update(`${timestamp}.`).update(rawBody).digest("hex");
+  if (typeof rawBody === "string") return hmacSha256Hex(secret, `${timestamp}.${rawBody}`);
+  const prefix = new TextEncoder().encode(`${timestamp}.`);
+  return hmacSha256Hex(secret, concatBytes(prefix, rawBody));
 }
 
 export type WebhookVerifyReason = "ok" | "missing_signature" | "malformed_signature" | "invalid_timestamp" | "stale_timestamp" | "signature_mismatch";
