@@ -14,7 +14,7 @@ const noticeDays = {
 };
 const Policy = t.Object({ ...noticeDays, breaking_change_path_prefix: t.String() });
 
-const Entry = named(
+export const DeprecationEntry = named(
   "Deprecation",
   t.Object({
     id: t.String(),
@@ -33,6 +33,19 @@ const Entry = named(
   }),
 );
 
+/** One deprecation's phase and required action (GET /developers/migration-status.json). */
+export const Migration = t.Object({
+  id: t.String(),
+  title: t.String(),
+  phase: Phase,
+  endpoints: t.Array(Endpoint),
+  replacement: N(Endpoint),
+  sunset_at: t.String(),
+  days_until_sunset: t.Integer(),
+  action_required: t.String(),
+  migration_guide: t.String(),
+});
+
 const meta = { include_meta: t.Optional(t.String()) };
 const Id = t.String({ maxLength: 64, description: "a deprecation id from /developers/deprecations.json" });
 
@@ -49,7 +62,7 @@ export const DevelopersModel = {
       sunsets_scheduled: t.Boolean(),
       summary: t.String({ description: 'a sentence: "No endpoint sunsets are currently scheduled." or the scheduled ones' }),
       count: t.Integer(),
-      deprecations: t.Array(Entry),
+      deprecations: t.Array(DeprecationEntry),
       links: t.Record(t.String(), t.String()),
     }),
   ),
@@ -68,19 +81,7 @@ export const DevelopersModel = {
     generated_at_utc: t.String(),
     id: N(t.String()),
     count: t.Integer(),
-    migrations: t.Array(
-      t.Object({
-        id: t.String(),
-        title: t.String(),
-        phase: Phase,
-        endpoints: t.Array(Endpoint),
-        replacement: N(Endpoint),
-        sunset_at: t.String(),
-        days_until_sunset: t.Integer(),
-        action_required: t.String(),
-        migration_guide: t.String(),
-      }),
-    ),
+    migrations: t.Array(Migration),
   }),
   simulatorQuery: t.Object({
     id: t.Optional(Id),

@@ -12,21 +12,15 @@ const BYTES = Buffer.from(EMBEDDED.base64, "base64");
 export const SDK_DOWNLOAD_PREFIX = "/developers/sdk/";
 export const SDK_MANIFEST_PATH = "/developers/sdk-manifest.json";
 
-export interface SdkTarball {
-  file: string;
-  bytes: Uint8Array;
-  sha256: string;
-  /** Subresource-integrity form, as npm records it in package-lock.json. */
-  integrity: string;
-  etag: string;
-}
+const SHA256 = createHash("sha256").update(BYTES).digest("hex");
 
-export const sdkTarball: SdkTarball = {
+export const sdkTarball = {
   file: EMBEDDED.file,
   bytes: BYTES,
-  sha256: createHash("sha256").update(BYTES).digest("hex"),
+  sha256: SHA256,
+  /** Subresource-integrity form, as npm records it in package-lock.json. */
   integrity: `sha512-${createHash("sha512").update(BYTES).digest("base64")}`,
-  etag: `"${createHash("sha256").update(BYTES).digest("hex")}"`,
+  etag: `"${SHA256}"`,
 };
 
 export function sdkManifest(publicBaseUrl: string) {

@@ -1,5 +1,7 @@
 import type { AppContext } from "../context";
 import { AppError, NotFoundError } from "../http/errors/errors";
+import { schemaView } from "../http/schema-view";
+import { DeprecationEntry, Migration } from "./model";
 import type { Deprecation, Registry } from "./registry";
 
 // The developer portal's verbs over the deprecation registry: the calendar, each entry's phase and
@@ -41,21 +43,13 @@ function reminders(reg: Registry, d: Deprecation, now: Date) {
 
 export function entryView(ctx: AppContext, reg: Registry, d: Deprecation) {
   const now = ctx.clock.now();
-  return {
-    id: d.id,
-    title: d.title,
-    description: d.description,
-    endpoints: d.endpoints,
+  return schemaView(DeprecationEntry, d, {
     replacement: d.replacement ?? null,
-    announced_at: d.announced_at,
-    deprecated_at: d.deprecated_at,
-    sunset_at: d.sunset_at,
     phase: phaseOf(d, now),
     days_until_sunset: daysUntil(d.sunset_at, now),
     reminders: reminders(reg, d, now),
-    migration_guide: d.migration_guide,
     headers: deprecationHeaders(ctx.config.publicBaseUrl, d),
-  };
+  });
 }
 
 /** Entries already announced (future announcements are not published early), soonest sunset first. */
@@ -109,17 +103,12 @@ export function migrationStatus(ctx: AppContext, reg: Registry, given: string | 
     count: list.length,
     migrations: list.map((d) => {
       const phase = phaseOf(d, now);
-      return {
-        id: d.id,
-        title: d.title,
+      return schemaView(Migration, d, {
         phase,
-        endpoints: d.endpoints,
         replacement: d.replacement ?? null,
-        sunset_at: d.sunset_at,
         days_until_sunset: daysUntil(d.sunset_at, now),
         action_required: phase !== "sunset" ? "migrate before sunset_at" : "the old endpoints no longer answer; use the replacement",
-        migration_guide: d.migration_guide,
-      };
+      });
     }),
   };
 }

@@ -55,43 +55,15 @@ export class FixtureStream {
   }
 }
 
-export interface FixtureWallet {
-  wallet_address: string;
-  label: string;
-  verified: boolean;
-}
-
-export interface FixtureEntry {
-  kind: "credit" | "debit";
-  /** Whole salutes, so the plan is valid under any SALUTES_DECIMALS. */
-  amount: number;
-  reason: string;
-  source: string;
-}
-
-export interface FixtureUser {
-  external_id: string;
-  username: string;
-  display_name: string;
-  email: string;
-  wallets: FixtureWallet[];
-  entries: FixtureEntry[];
-  is_verified: boolean;
-  status: "active" | "suspended";
-}
-
-export interface FixturePlan {
-  profile: string;
-  seed_key_id: string;
-  users: FixtureUser[];
-}
+type UserStatus = "active" | "suspended";
 
 /**
  * The fixture data of one key: three users covering the cases an integration meets (a verified user with two
  * wallets and a mixed ledger, a plain active user, a suspended user whose credits are refused). Names are fixed
- * so docs can refer to them; wallets and amounts come from the key's stream.
+ * so docs can refer to them; wallets and amounts come from the key's stream. Amounts are whole salutes, so the plan
+ * is valid under any SALUTES_DECIMALS.
  */
-export function fixturePlan(seedKeyId: string): FixturePlan {
+export function fixturePlan(seedKeyId: string) {
   const s = new FixtureStream(`${FIXTURE_PROFILE}:${seedKeyId}`);
   const person = (name: string, display: string) => ({
     external_id: `fx-${name}`,
@@ -101,22 +73,22 @@ export function fixturePlan(seedKeyId: string): FixturePlan {
   });
   const welcome = s.int(100, 500);
   const quest = s.int(10, 90);
-  const alice: FixtureUser = {
+  const alice = {
     ...person("alice", "Alice Fixture"),
     wallets: [
       { wallet_address: s.address(), label: "main", verified: true },
       { wallet_address: s.address(), label: "savings", verified: false },
     ],
     entries: [
-      { kind: "credit", amount: welcome, reason: "welcome_bonus", source: "sandbox-fixture" },
-      { kind: "credit", amount: quest, reason: "quest_reward", source: "sandbox-fixture" },
-      { kind: "debit", amount: s.int(1, welcome), reason: "shop_purchase", source: "sandbox-fixture" },
+      { kind: "credit" as const, amount: welcome, reason: "welcome_bonus", source: "sandbox-fixture" },
+      { kind: "credit" as const, amount: quest, reason: "quest_reward", source: "sandbox-fixture" },
+      { kind: "debit" as const, amount: s.int(1, welcome), reason: "shop_purchase", source: "sandbox-fixture" },
     ],
     is_verified: true,
-    status: "active",
+    status: "active" as UserStatus,
   };
   // One unverified wallet and a welcome bonus; drawn from the stream in this order, after alice's.
-  const plain = (name: string, display: string, status: FixtureUser["status"]): FixtureUser => ({
+  const plain = (name: string, display: string, status: UserStatus): typeof alice => ({
     ...person(name, display),
     wallets: [{ wallet_address: s.address(), label: "main", verified: false }],
     entries: [{ kind: "credit", amount: s.int(10, 200), reason: "welcome_bonus", source: "sandbox-fixture" }],
@@ -126,6 +98,8 @@ export function fixturePlan(seedKeyId: string): FixturePlan {
   const users = [alice, plain("bob", "Bob Fixture", "active"), plain("carol", "Carol Fixture", "suspended")];
   return { profile: FIXTURE_PROFILE, seed_key_id: seedKeyId, users };
 }
+
+export type FixturePlan = ReturnType<typeof fixturePlan>;
 
 export const planDigest = (plan: FixturePlan): string => createHash("sha256").update(JSON.stringify(plan)).digest("hex");
 

@@ -1,4 +1,4 @@
-import type { TObject, TProperties } from "@sinclair/typebox";
+import type { TInteger, TObject, TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { AuthModel } from "../auth/model";
 import { SCOPES } from "../auth/scopes";
@@ -31,6 +31,20 @@ const writeOf = <T extends TObject>(live: T, extra: TProperties = {}) => widen(l
 
 const metaQuery = t.Object({ include_meta: t.Optional(t.String()) });
 
+/** What a reset's answer counts as `deleted`, each by the table it is deleted from (in the answer's order). */
+export const RESET_DELETED = {
+  users: "partner_users",
+  wallets: "wallet_links",
+  ledger_entries: "salutes_ledger",
+  balances: "salutes_balances",
+  conversions: "salutes_conversions",
+  donation_claims: "donation_claims",
+  webhooks: "webhooks",
+  deliveries: "webhook_deliveries",
+  delivery_attempts: "webhook_attempts",
+  events: "events",
+} as const;
+
 export const FixtureSummary = t.Object({
   profile: t.String(),
   seed_key_id: t.String({ description: "The key whose id seeded the fixture generator" }),
@@ -53,6 +67,16 @@ export const Check = t.Object({
   links: t.Record(t.String(), t.String()),
 });
 
+/** A refused call of the partner's sandbox keys, as request_log has it (src/sandbox/store.ts). */
+export const RecentError = t.Object({
+  at: t.String(),
+  method: t.String(),
+  route: t.String(),
+  status: t.Integer(),
+  error_code: nullable(t.String()),
+  key_id: t.String(),
+});
+
 const Score = t.Object({ passed: t.Integer(), required: t.Integer(), percent: t.Integer() });
 
 const reportFields = {
@@ -71,9 +95,7 @@ const reportFields = {
   checklist: t.Array(Check),
   sandbox_keys: t.Array(t.Object({ key_id: t.String(), status: t.String(), scopes: t.Array(t.String()), last_used_at: nullable(t.String()) })),
   active_live_keys: t.Integer(),
-  recent_errors: t.Array(
-    t.Object({ at: t.String(), method: t.String(), route: t.String(), status: t.Integer(), error_code: nullable(t.String()), key_id: t.String() }),
-  ),
+  recent_errors: t.Array(RecentError),
   user: nullable(
     t.Object({
       user_id: t.String(),
@@ -157,18 +179,7 @@ export const SandboxModel = {
   resetBody: t.Optional(t.Object({}, { additionalProperties: false })),
   reset: SandboxWrite({
     reset: t.Literal(true),
-    deleted: t.Object({
-      users: t.Integer(),
-      wallets: t.Integer(),
-      ledger_entries: t.Integer(),
-      balances: t.Integer(),
-      conversions: t.Integer(),
-      donation_claims: t.Integer(),
-      webhooks: t.Integer(),
-      deliveries: t.Integer(),
-      delivery_attempts: t.Integer(),
-      events: t.Integer(),
-    }),
+    deleted: t.Object(Object.fromEntries(Object.keys(RESET_DELETED).map((name) => [name, t.Integer()])) as Record<keyof typeof RESET_DELETED, TInteger>),
     fixtures: FixtureSummary,
   }),
   simulation: Simulation,

@@ -1,5 +1,7 @@
 import type { AppContext } from "../context";
 import type { PartnerMount } from "../auth/partner-mount";
+import type { Scope } from "../auth/scopes";
+import { readErrors, writeErrors } from "../http/routes/declare";
 import { entryWithDefaults } from "./defaults";
 import { holdingSandbox, openSandbox } from "./fixtures";
 import { readOf, SandboxModel, writeOf } from "./model";
@@ -8,6 +10,14 @@ import { simulateDelivery } from "./simulator";
 
 /** A sandbox route's detail: its summary says "Sandbox: …". */
 export const sandboxDetail = (summary: string) => ({ tags: ["partner"], summary: `Sandbox: ${summary}` });
+
+/** A sandbox route's guard (sandbox keys only), include_meta query, answer with a read's or a write's refusals, and summary. */
+export const sandboxHook = <const G extends { scope?: Scope; mutation?: true }, S>(partner: G, answer: S, summary: string) => ({
+  partner: { ...partner, mode: "sandbox" as const },
+  query: SandboxModel.metaQuery,
+  response: { 200: answer, ...(partner.mutation ? writeErrors : readErrors) },
+  detail: sandboxDetail(summary),
+});
 
 /**
  * The sandbox mount of the partner routes (src/auth/partner-mount.ts): sandbox keys only, at

@@ -1,17 +1,14 @@
+import type { Static } from "@sinclair/typebox";
 import type { AdminRequest } from "../auth/admin-plugin";
 import { recordAudit } from "../auth/audit";
 import type { PartnerKeys } from "../auth/keys";
 import { parseScopes, type Scope } from "../auth/scopes";
 import type { AppContext } from "../context";
 import { AppError, ValidationError } from "../http/errors/errors";
+import type { SandboxModel } from "./model";
 import { notReady, PROMOTION_POLICY, promotionReport } from "./promotion";
 
-export interface PromoteInput {
-  scopes?: string[];
-  allowed_ips?: string[];
-  force?: boolean;
-  reason?: string;
-}
+export type PromoteInput = NonNullable<Static<typeof SandboxModel.promoteBody>>;
 
 /** The live key gets the scopes the partner practised with (its active sandbox keys'), unless the operator says. */
 function defaultScopes(report: Awaited<ReturnType<typeof promotionReport>>): Scope[] {

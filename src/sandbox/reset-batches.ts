@@ -7,6 +7,7 @@ import { deleteSandboxDonationsInBatches } from "../donations/sandbox-service";
 import { clearSandboxUsersOf, deleteSandboxWalletsInBatches, sandboxUserIdsAfter } from "../partner/sandbox-service";
 import { clearSandboxSalutes, deleteSandboxSalutesInBatches } from "../salutes/sandbox-service";
 import { deleteSandboxWebhooksInBatches } from "../webhooks/sandbox-service";
+import { RESET_DELETED } from "./model";
 import { lockFixtureRowOrHeld } from "./store";
 
 // The first phase of POST /api/partner/sandbox/reset (src/sandbox/reset.ts): the bulk of the partner's sandbox, in
@@ -14,23 +15,11 @@ import { lockFixtureRowOrHeld } from "./store";
 // sandbox grows without limit, and one transaction deleting all of it held SQLite's one thread, /healthz included,
 // for as long as it ran. Each owner deletes its own rows (the layering); this file only orders them.
 
-/** Every table the reset deletes from, as its answer counts them (in this order). */
-const SANDBOX_TABLES = [
-  "partner_users",
-  "wallet_links",
-  "salutes_ledger",
-  "salutes_balances",
-  "salutes_conversions",
-  "donation_claims",
-  "webhooks",
-  "webhook_deliveries",
-  "webhook_attempts",
-  "events",
-] as const;
-export type SandboxTable = (typeof SANDBOX_TABLES)[number];
+/** Every table the reset deletes from (the answer's `deleted` names each, src/sandbox/model.ts). */
+export type SandboxTable = (typeof RESET_DELETED)[keyof typeof RESET_DELETED];
 export type SandboxCounts = Record<SandboxTable, number>;
 
-export const noRowsDeleted = (): SandboxCounts => Object.fromEntries(SANDBOX_TABLES.map((table) => [table, 0])) as SandboxCounts;
+export const noRowsDeleted = (): SandboxCounts => Object.fromEntries(Object.values(RESET_DELETED).map((table) => [table, 0])) as SandboxCounts;
 
 /** Adds the counts of `more` to `into` (a phase's, a batch's), and answers `into`. */
 export function addCounts(into: SandboxCounts, ...more: ReadonlyArray<Partial<SandboxCounts>>): SandboxCounts {

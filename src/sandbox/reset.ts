@@ -6,6 +6,7 @@ import { clearSandboxUsers, sandboxUserIds } from "../partner/sandbox-service";
 import { clearSandboxSalutes } from "../salutes/sandbox-service";
 import { clearSandboxWebhooks } from "../webhooks/sandbox-service";
 import { fixtureSummary, reseedFixtures } from "./fixtures";
+import { RESET_DELETED } from "./model";
 import { addCounts, deleteSandboxInBatches, type SandboxCounts, takeResetTurn } from "./reset-batches";
 
 /** A signed mutation whose work begins before its transaction, once its Idempotency-Key is claimed (src/auth/partner-mutation.ts). */
@@ -70,18 +71,7 @@ export async function finishReset(t: Queryable, ctx: AppContext, owner: Owner, k
   );
   return {
     reset: true as const,
-    deleted: {
-      users: deleted.partner_users,
-      wallets: deleted.wallet_links,
-      ledger_entries: deleted.salutes_ledger,
-      balances: deleted.salutes_balances,
-      conversions: deleted.salutes_conversions,
-      donation_claims: deleted.donation_claims,
-      webhooks: deleted.webhooks,
-      deliveries: deleted.webhook_deliveries,
-      delivery_attempts: deleted.webhook_attempts,
-      events: deleted.events,
-    },
+    deleted: Object.fromEntries(Object.entries(RESET_DELETED).map(([name, table]) => [name, deleted[table]])) as Record<keyof typeof RESET_DELETED, number>,
     fixtures: await fixtureSummary(t, rec),
   };
 }

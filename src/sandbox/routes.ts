@@ -1,16 +1,15 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
-import type { Scope } from "../auth/scopes";
 import type { AppContext } from "../context";
 import type { EmailSender } from "../donations/service";
 import { getClaim, issueClaim } from "../donations/service";
 import { ok } from "../http/envelope";
-import { readErrors, refuses, writeErrors } from "../http/routes/declare";
+import { refuses } from "../http/routes/declare";
 import { partnerMutation, partnerPreparedMutation } from "../auth/partner-mutation";
 import { SANDBOX_CLAIM_DEFAULTS } from "./defaults";
 import { fixtureSummary, holdingSandbox, openSandbox } from "./fixtures";
 import { SandboxModel as M } from "./model";
-import { sandboxDetail as tag } from "./mount";
+import { sandboxHook as hook } from "./mount";
 import { sandboxRead, sandboxWrite, tokenStatusFixture } from "./profile";
 import { promotePartner } from "./promote";
 import { promotionReport } from "./promotion";
@@ -29,14 +28,6 @@ const NEXT_STEPS = [
   "POST /api/partner/sandbox/webhooks, then POST /api/partner/sandbox/webhooks/{id}/test",
   "GET /api/partner/sandbox/promotion-report",
 ];
-
-/** A sandbox route's guard (sandbox keys only), include_meta query, answer with a read's or a write's refusals, and summary. */
-const hook = <const G extends { scope?: Scope; mutation?: true }, S>(partner: G, answer: S, summary: string) => ({
-  partner: { ...partner, mode: "sandbox" as const },
-  query: M.metaQuery,
-  response: { 200: answer, ...(partner.mutation ? writeErrors : readErrors) },
-  detail: tag(summary),
-});
 
 /**
  * The sandbox's own routes under /api/partner/sandbox (sandbox keys only) and the operator's promotion route. Its

@@ -1,8 +1,10 @@
+import type { Static } from "@sinclair/typebox";
 import type { Owner } from "../auth/actors";
 import { type Dialect, placeholders, type Queryable } from "../db/port";
 import { RowHeldElsewhere } from "../db/row-held";
 import type { RowOf } from "../db/rows";
 import { type DeliveryRow, Where } from "../webhooks/service";
+import type { RecentError } from "./model";
 import type { sandboxFixtures } from "./tables";
 
 // Other domains' tables read here as a read model (test/conventions/layering.test.ts lists them) are typed by the
@@ -26,8 +28,11 @@ const FIXTURE_COLUMNS = "partner, profile, seed_key_id, plan_digest, user_ids, s
 const INSERT_FIXTURE = `INSERT INTO sandbox_fixtures (${FIXTURE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
 const fixtureParams = (rec: FixtureRecord) => [rec.partner, rec.profile, rec.seed_key_id, rec.plan_digest, rec.user_ids, rec.seeded_at, rec.reset_count];
 
-export const fixtureRecordOf = (q: Queryable, partner: string) =>
-  q.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?`, [partner]);
+/** The partner's fixture row, read with `lock` (a FOR … clause, or none). */
+const fixtureRow = (q: Queryable, partner: string, lock = "") =>
+  q.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${lock}`, [partner]);
+
+export const fixtureRecordOf = (q: Queryable, partner: string) => fixtureRow(q, partner);
 
 /**
  * Claims the partner's fixture row before anything is seeded: true when this transaction inserted it and so is
@@ -72,8 +77,7 @@ const SHARED_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR SHARE", sqlit
  * write takes this first, so a reset never deletes rows a concurrent write is adding to, nor does the write land
  * between the reset's deletes and its new fixtures.
  */
-export const holdFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
-  t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${SHARED_ROW_LOCK[t.dialect]}`, [partner]);
+export const holdFixtureRow = (t: Queryable, partner: string) => fixtureRow(t, partner, SHARED_ROW_LOCK[t.dialect]);
 
 /** The exclusive lock, of the strength the reset's own upsert takes (FOR NO KEY UPDATE: no key changes); SQLite: none. */
 const EXCLUSIVE_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR NO KEY UPDATE", sqlite: "" };
@@ -83,8 +87,7 @@ const EXCLUSIVE_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR NO KEY UPD
  * (src/sandbox/reset-batches.ts) takes it first: no sandbox write is between finding a user and naming it in a row,
  * and the fixture users the batch must keep are the ones recorded now.
  */
-export const lockFixtureRow = (t: Queryable, partner: string): Promise<FixtureRecord | null> =>
-  t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ?${EXCLUSIVE_ROW_LOCK[t.dialect]}`, [partner]);
+export const lockFixtureRow = (t: Queryable, partner: string) => fixtureRow(t, partner, EXCLUSIVE_ROW_LOCK[t.dialect]);
 
 /**
  * lockFixtureRow without waiting (issue 74, item 11): on PostgreSQL a row held elsewhere throws RowHeldElsewhere
@@ -93,7 +96,7 @@ export const lockFixtureRow = (t: Queryable, partner: string): Promise<FixtureRe
  */
 export async function lockFixtureRowOrHeld(t: Queryable, partner: string, wait: boolean): Promise<FixtureRecord | null> {
   if (wait || t.dialect === "sqlite") return lockFixtureRow(t, partner);
-  const row = await t.get<FixtureRecord>(`SELECT ${FIXTURE_COLUMNS} FROM sandbox_fixtures WHERE partner = ? FOR NO KEY UPDATE SKIP LOCKED`, [partner]);
+  const row = await fixtureRow(t, partner, " FOR NO KEY UPDATE SKIP LOCKED");
   if (row) return row;
   // SKIP LOCKED answers no row for a held row and for a missing one alike; a plain read tells them apart.
   if (await fixtureRecordOf(t, partner)) throw new RowHeldElsewhere(`the sandbox fixture row of ${partner}`);
@@ -201,18 +204,9 @@ export async function trafficOf(q: Queryable, keyIds: readonly string[], sinceIs
   ))!;
 }
 
-export interface RecentError {
-  at: string;
-  method: string;
-  route: string;
-  status: number;
-  error_code: string | null;
-  key_id: string;
-}
-
 /** The keys' latest refused calls since `sinceIso`, newest first. */
 export const recentErrorsOf = (q: Queryable, keyIds: readonly string[], sinceIso: string, limit: number) =>
-  q.all<RecentError>(
+  q.all<Static<typeof RecentError>>(
     `SELECT r.at, r.method, r.route, r.status, r.error_code, k.key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref
      WHERE k.key_id IN (${placeholders(keyIds.length)}) AND r.at > ? AND r.status >= 400 ORDER BY r.id DESC LIMIT ?`,
     [...keyIds, sinceIso, limit],

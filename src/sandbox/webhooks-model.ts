@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { PageQuery, PageQueryEcho } from "../http/pagination";
 import { WebhooksModel } from "../webhooks/model";
-import { readOf, SandboxModel, SandboxRead, SandboxWrite } from "./model";
+import { readOf, SandboxRead, SandboxWrite } from "./model";
 import { nullable } from "../http/routes/declare";
 
 /**
@@ -9,7 +9,6 @@ import { nullable } from "../http/routes/declare";
  * their replay are the live routes on the sandbox mount (src/webhooks/routes.ts), with the simulation added.
  */
 export const SandboxWebhooksModel = {
-  metaQuery: SandboxModel.metaQuery,
   eventsQuery: t.Object({
     ...PageQuery,
     user_id: t.Optional(t.String({ maxLength: 32, description: "Only events whose data names this user id" })),

@@ -3,9 +3,8 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { ok } from "../http/envelope";
 import { parsePage } from "../http/pagination";
-import { readErrors } from "../http/routes/declare";
 import { openSandbox } from "./fixtures";
-import { sandboxDetail as tag } from "./mount";
+import { sandboxHook as hook } from "./mount";
 import { sandboxRead, sandboxWrite } from "./profile";
 import { RUN_METADATA, runScenario, scenarioList } from "./simulator";
 import { listSandboxDeliveries } from "./webhook-events";
@@ -16,7 +15,7 @@ import { SandboxWebhooksModel as M } from "./webhooks-model";
  * records, filtered by the user their event names, and the signature simulator.
  */
 export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
-  const read = { scope: "webhooks" as const, mode: "sandbox" as const };
+  const read = { scope: "webhooks" as const };
   return new Elysia({ name: "herald:sandbox-webhooks" })
     .use(guards.partner.plugin)
     .get(
@@ -31,12 +30,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         );
         return ok({ ...sandboxRead("sandbox_state"), ...r });
       },
-      {
-        partner: read,
-        query: M.eventsQuery,
-        response: { 200: M.events, ...readErrors },
-        detail: tag("sandbox delivery records, filtered by user_id and event_type"),
-      },
+      { ...hook(read, M.events, "sandbox delivery records, filtered by user_id and event_type"), query: M.eventsQuery },
     )
     .get(
       "/api/partner/sandbox/webhook-simulator/scenarios",
@@ -45,7 +39,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         const scenarios = scenarioList();
         return ok({ ...sandboxRead("sandbox_fixture"), scenarios_count: scenarios.length, scenarios });
       },
-      { partner: read, query: M.metaQuery, response: { 200: M.scenarios, ...readErrors }, detail: tag("webhook scenarios the simulator can sign") },
+      hook(read, M.scenarios, "webhook scenarios the simulator can sign"),
     )
     .get(
       "/api/partner/sandbox/webhook-simulator/run",
@@ -53,7 +47,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         await openSandbox(ctx, partner.actor);
         return ok({ ...sandboxRead("sandbox_fixture"), ...RUN_METADATA });
       },
-      { partner: read, query: M.metaQuery, response: { 200: M.runMeta, ...readErrors }, detail: tag("how to call the simulator (POST)") },
+      hook(read, M.runMeta, "how to call the simulator (POST)"),
     )
     .post(
       "/api/partner/sandbox/webhook-simulator/run",
@@ -61,12 +55,6 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         const { owner } = await openSandbox(ctx, partner.actor);
         return ok({ ...sandboxWrite("sandbox_fixture"), ...(await runScenario(ctx, owner, partner.actor.keyId, body)) });
       },
-      {
-        partner: read,
-        query: M.metaQuery,
-        body: M.runBody,
-        response: { 200: M.run, ...readErrors },
-        detail: tag("sign a scenario's payload as a delivery would be; sends nothing"),
-      },
+      { body: M.runBody, ...hook(read, M.run, "sign a scenario's payload as a delivery would be; sends nothing") },
     );
 }
