@@ -45,16 +45,17 @@ export function signersMarkdown(): string {
 /** The codes a partner's calls may meet: the catalog's entries of the partner, sandbox and salutes routes. */
 const PARTNER_GROUPS = new Set(["partner", "sandbox", "salutes"]);
 
-interface CatalogRow {
-  code: string;
-  status: number;
-  title: string;
-  retryClass: string;
-  behavior: string;
-  rationale: string | null;
-}
+/** A catalog entry as the errors page shows it. */
+const catalogRow = ([code, e]: [string, CatalogEntry]) => ({
+  code,
+  status: e.http_status,
+  title: e.title,
+  retryClass: e.retry_class,
+  behavior: e.retry_behavior,
+  rationale: e.status_rationale,
+});
 
-const catalogHtml = compileHtml<{ rows: CatalogRow[]; count: number }>(
+const catalogHtml = compileHtml<{ rows: Array<ReturnType<typeof catalogRow>>; count: number }>(
   "developer-portal-catalog",
   `<h2 id="the-error-catalog">The error catalog</h2>
 <p>The <%= it.count %> codes a partner route may answer, from the catalog this server runs with: the same entries as
@@ -73,14 +74,7 @@ export function catalogSection(): SafeHtml {
   const rows = Object.entries(ERROR_CATALOG as Record<string, CatalogEntry>)
     .filter(([, e]) => e.endpoint_groups.some((g) => PARTNER_GROUPS.has(g)))
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([code, e]) => ({
-      code,
-      status: e.http_status,
-      title: e.title,
-      retryClass: e.retry_class,
-      behavior: e.retry_behavior,
-      rationale: e.status_rationale,
-    }));
+    .map(catalogRow);
   return catalogHtml({ rows, count: rows.length });
 }
 

@@ -52,11 +52,8 @@ footer { border-top: 1px solid #d1d9e0; color: #59636e; font-size: 14px; padding
 footer p { max-width: 1200px; margin: 4px auto; }
 `;
 
-interface NavLink {
-  href: string;
-  title: string;
-  current: boolean;
-}
+const link = (p: PortalPage, current: PortalPage) => ({ href: pagePath(p.slug), title: p.title, current: p === current });
+type NavLink = ReturnType<typeof link>;
 
 interface LayoutData {
   title: string;
@@ -98,8 +95,6 @@ const FILES = [
   ...PORTAL_DOWNLOADS.map((d) => ({ href: downloadPath(d), title: d.file })),
   { href: SDK_DOWNLOAD_PREFIX + sdkTarball.file, title: "TypeScript SDK (.tgz)" },
 ];
-
-const link = (p: PortalPage, current: PortalPage): NavLink => ({ href: pagePath(p.slug), title: p.title, current: p === current });
 
 /**
  * The whole page. `body` is the rendered Markdown of the repository's own docs and the portal's own parts: marked

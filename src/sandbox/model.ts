@@ -67,6 +67,15 @@ export const Check = t.Object({
   links: t.Record(t.String(), t.String()),
 });
 
+/** The signed calls of the partner's sandbox keys in the report's window, by outcome (src/sandbox/store.ts). */
+export const Metrics = t.Object({
+  total_requests: t.Integer(),
+  successful_requests: t.Integer(),
+  error_requests: t.Integer(),
+  rate_limited_requests: t.Integer(),
+  idempotent_replays: t.Integer(),
+});
+
 /** A refused call of the partner's sandbox keys, as request_log has it (src/sandbox/store.ts). */
 export const RecentError = t.Object({
   at: t.String(),
@@ -85,13 +94,7 @@ const reportFields = {
   ready: t.Boolean(),
   score: Score,
   window: t.Object({ days: t.Integer(), start_utc: t.String(), end_utc: t.String() }),
-  metrics: t.Object({
-    total_requests: t.Integer(),
-    successful_requests: t.Integer(),
-    error_requests: t.Integer(),
-    rate_limited_requests: t.Integer(),
-    idempotent_replays: t.Integer(),
-  }),
+  metrics: Metrics,
   checklist: t.Array(Check),
   sandbox_keys: t.Array(t.Object({ key_id: t.String(), status: t.String(), scopes: t.Array(t.String()), last_used_at: nullable(t.String()) })),
   active_live_keys: t.Integer(),

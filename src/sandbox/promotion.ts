@@ -2,6 +2,7 @@ import type { Static } from "elysia";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors/errors";
+import { schemaView } from "../http/schema-view";
 import {
   acknowledgedCount,
   activeLiveKeyCount,
@@ -13,7 +14,7 @@ import {
   trafficOf,
   userCounts,
 } from "./store";
-import type { Check as CheckSchema } from "./model";
+import { type Check as CheckSchema, Metrics } from "./model";
 
 export const PROMOTION_POLICY = "sandbox_to_live_manual_approval" as const;
 /** Readiness is judged on the sandbox traffic of the last WINDOW_DAYS days (request_log keeps at least that). */
@@ -33,14 +34,15 @@ const failing = (items: Check[]) =>
 
 function checklist(t: Traffic, idem: number, acks: number): Check[] {
   const pass = (ok: boolean) => (ok ? ("pass" as const) : ("fail" as const));
-  const errorRate = t.total - t.rate_limited > 0 ? Math.round((t.errors / (t.total - t.rate_limited)) * 10_000) / 100 : null;
+  const counted = t.total_requests - t.rate_limited_requests;
+  const errorRate = counted > 0 ? Math.round((t.error_requests / counted) * 10_000) / 100 : null;
   return [
     {
       id: "signed_calls_succeeded",
       title: "Signed sandbox calls succeed",
       required: true,
-      status: pass(t.successful >= MIN_SUCCESSFUL_CALLS),
-      observed: t.successful,
+      status: pass(t.successful_requests >= MIN_SUCCESSFUL_CALLS),
+      observed: t.successful_requests,
       threshold: `at least ${MIN_SUCCESSFUL_CALLS} successful signed calls in ${WINDOW_DAYS} days`,
       detail: "Counts answers below 400 to this partner's sandbox keys; a call with a bad signature never reaches a key.",
       links: { try: "/api/partner/sandbox/verify", signing: "/api/partner/capabilities" },
@@ -128,13 +130,7 @@ export async function promotionReport(ctx: AppContext, partner: string, opts: Re
     ready: passed === required.length,
     score: { passed, required: required.length, percent: Math.round((passed / required.length) * 100) },
     window: { days: WINDOW_DAYS, start_utc: start.toISOString(), end_utc: end.toISOString() },
-    metrics: {
-      total_requests: t.total,
-      successful_requests: t.successful,
-      error_requests: t.errors,
-      rate_limited_requests: t.rate_limited,
-      idempotent_replays: t.replays,
-    },
+    metrics: schemaView(Metrics, t, {}),
     checklist: items,
     sandbox_keys: keys.map((k) => ({ key_id: k.key_id, status: k.status, scopes: k.scopes ? k.scopes.split(",") : [], last_used_at: k.last_used_at })),
     active_live_keys: liveKeys,

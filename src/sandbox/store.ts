@@ -4,7 +4,7 @@ import { type Dialect, placeholders, type Queryable } from "../db/port";
 import { RowHeldElsewhere } from "../db/row-held";
 import type { RowOf } from "../db/rows";
 import { type DeliveryRow, Where } from "../webhooks/service";
-import type { RecentError } from "./model";
+import type { Metrics, RecentError } from "./model";
 import type { sandboxFixtures } from "./tables";
 
 // Other domains' tables read here as a read model (test/conventions/layering.test.ts lists them) are typed by the
@@ -178,14 +178,7 @@ export const sandboxKeysOf = (q: Queryable, partner: string) =>
 export const activeLiveKeyCount = async (q: Queryable, partner: string) =>
   (await q.get<{ n: number }>("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'", [partner]))!.n;
 
-export interface Traffic {
-  total: number;
-  successful: number;
-  errors: number;
-  rate_limited: number;
-  replays: number;
-  simulator_runs: number;
-}
+export type Traffic = Static<typeof Metrics> & { simulator_runs: number };
 
 /** The request_log refs of these keys: `key_ref IN (…)` with the key ids bound. */
 const keyRefsIn = (keyIds: readonly string[]) => `SELECT ref FROM request_log_keys WHERE key_id IN (${placeholders(keyIds.length)})`;
@@ -193,11 +186,11 @@ const keyRefsIn = (keyIds: readonly string[]) => `SELECT ref FROM request_log_ke
 /** The keys' signed calls since `sinceIso`, counted by outcome (429s are neither successes nor errors). */
 export async function trafficOf(q: Queryable, keyIds: readonly string[], sinceIso: string): Promise<Traffic> {
   return (await q.get<Traffic>(
-    `SELECT count(*) AS total,
-            count(*) FILTER (WHERE status < 400) AS successful,
-            count(*) FILTER (WHERE status >= 400 AND status <> 429) AS errors,
-            count(*) FILTER (WHERE status = 429) AS rate_limited,
-            count(*) FILTER (WHERE error_code = 'idempotency_replay') AS replays,
+    `SELECT count(*) AS total_requests,
+            count(*) FILTER (WHERE status < 400) AS successful_requests,
+            count(*) FILTER (WHERE status >= 400 AND status <> 429) AS error_requests,
+            count(*) FILTER (WHERE status = 429) AS rate_limited_requests,
+            count(*) FILTER (WHERE error_code = 'idempotency_replay') AS idempotent_replays,
             count(*) FILTER (WHERE route = '/api/partner/sandbox/webhook-simulator/run' AND method = 'POST' AND status < 400) AS simulator_runs
      FROM request_log WHERE key_ref IN (${keyRefsIn(keyIds)}) AND at > ?`,
     [...keyIds, sinceIso],
