@@ -1,3 +1,4 @@
+import type { HeldFixtures } from "../auth/partner-mount";
 import type { FixtureRecord } from "./store";
 
 // What a sandbox mutation uses for the fields a call leaves out: the sandbox is for trying a route before writing
@@ -15,10 +16,9 @@ export const SANDBOX_CLAIM_DEFAULTS = {
 /** The first fixture user (fx-alice: active, verified, with a positive balance): the default user of a sandbox call. */
 export const defaultSandboxUser = (fixtures: FixtureRecord): string => String((JSON.parse(fixtures.user_ids) as number[])[0]);
 
-export function entryWithDefaults(
-  body: { user_id?: string; amount?: number; reason?: string; source?: string } | undefined,
-  fixtures: FixtureRecord,
-): { user_id: string; amount: number; reason: string; source: string } {
+type Entry = ReturnType<HeldFixtures["entry"]>;
+
+export function entryWithDefaults(body: Partial<Entry> | undefined, fixtures: FixtureRecord): Entry {
   return {
     user_id: body?.user_id ?? defaultSandboxUser(fixtures),
     amount: body?.amount ?? SANDBOX_ENTRY_DEFAULTS.amount,

@@ -93,20 +93,17 @@ async function run(fromLink: boolean): Promise<void> {
   else if (verdict === "unfair") haptic.error();
 }
 
+/** The longest value the fragment may put in each field; its key there is the field's id with "_" for "-". */
+const LINKED = { "server-seed": 64, hash: 64, "client-seed": 200, nonce: 16, weights: 800, labels: 2000 };
+
 /** Fills the form from the fragment; true when it named a server seed (then the check runs at once). */
 function fromFragment(): boolean {
-  const set = (id: string, key: string, max: number) => {
-    const v = fragment.get(key);
-    if (v !== null) field(id).value = v.slice(0, max);
-  };
   const game = fragment.get("game");
   if (game === "wheel" || game === "grid") $<HTMLSelectElement>("game").value = game;
-  set("server-seed", "server_seed", 64);
-  set("hash", "hash", 64);
-  set("client-seed", "client_seed", 200);
-  set("nonce", "nonce", 16);
-  set("weights", "weights", 800);
-  set("labels", "labels", 2000);
+  for (const [id, max] of Object.entries(LINKED)) {
+    const v = fragment.get(id.replace("-", "_"));
+    if (v !== null) field(id).value = v.slice(0, max);
+  }
   showGame();
   return fragment.has("server_seed");
 }
