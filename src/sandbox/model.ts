@@ -215,7 +215,7 @@ export const SandboxModel = {
     report: t.Object({
       ready: t.Boolean(),
       score: Score,
-      checklist: t.Array(t.Object({ id: t.String(), required: t.Boolean(), status: t.Union([t.Literal("pass"), t.Literal("fail")]) })),
+      checklist: t.Array(t.Pick(Check, ["id", "required", "status"])),
     }),
   }),
 };

@@ -1,15 +1,13 @@
+import type { Static } from "elysia";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { listAnswer, pageOf, type PageRequest } from "../http/pagination";
 import { deliveryRecords } from "../webhooks/service";
 import { sandboxDeliveryRows } from "./store";
+import type { SandboxWebhooksModel } from "./webhooks-model";
 
-export interface SandboxEventFilter {
-  /** Deliveries whose event data names this user (data.user_id), e.g. the salutes and users events. */
-  user_id?: string;
-  event_type?: string;
-  order: "asc" | "desc";
-}
+/** The query's filters (user_id: deliveries whose event data names this user, as the salutes and users events do), its order settled. */
+type SandboxEventFilter = Pick<Static<typeof SandboxWebhooksModel.eventsQuery>, "user_id" | "event_type"> & { order: "asc" | "desc" };
 
 /**
  * GET /api/partner/sandbox/webhook-events: the sandbox owner's delivery records — the same rows, view and replay

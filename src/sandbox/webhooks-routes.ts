@@ -22,12 +22,7 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
       "/api/partner/sandbox/webhook-events",
       async ({ partner, query }) => {
         const { owner } = await openSandbox(ctx, partner.actor);
-        const r = await listSandboxDeliveries(
-          ctx,
-          owner,
-          { user_id: query.user_id, event_type: query.event_type, order: query.order ?? "desc" },
-          parsePage(query),
-        );
+        const r = await listSandboxDeliveries(ctx, owner, { ...query, order: query.order ?? "desc" }, parsePage(query));
         return ok({ ...sandboxRead("sandbox_state"), ...r });
       },
       { ...hook(read, M.events, "sandbox delivery records, filtered by user_id and event_type"), query: M.eventsQuery },
