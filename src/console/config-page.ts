@@ -1,5 +1,7 @@
 import type { Guards } from "../auth/guards";
 import type { ConfigRow } from "../config";
+import { varsOf } from "../config/var-spec";
+import { CONFIG_SCHEMA } from "../config/vars";
 import type { AppContext } from "../context";
 import { compileHtml, joinHtml } from "../http/formats/html";
 import { consoleRoute } from "./kit";
@@ -9,22 +11,48 @@ import { consoleRoute } from "./kit";
 // govern, with the ones set to something other than their default highlighted. A page about the configuration, a
 // shared room below the console, so the console's own (src/console/routes.ts composes it).
 
-/** Groups in page order; the first pattern a name matches wins; the rest fall into "Other". */
-const GROUPS: ReadonlyArray<readonly [string, RegExp]> = [
-  [
-    "Server and HTTP",
-    /^(NODE_ENV|PORT|HOST|PUBLIC_BASE_URL|HERALD_DB_PATH|LOG_LEVEL|TRUST_PROXY|MAX_BODY_BYTES|REQUEST_BODY_[A-Z_]+|SHUTDOWN_DRAIN_DELAY_MS|SHUTDOWN_GRACE_MS|METRICS_PUBLIC)$/,
+/**
+ * The page's groups, in order, by the entries of CONFIG_SCHEMA they hold: a variable shows with its entry (a new
+ * variable inside `webhooks` is a Webhooks one), and tsc refuses a new top-level entry until it is given a group here.
+ */
+const GROUPS = {
+  "Server and HTTP": ["nodeEnv", "port", "host", "publicBaseUrl", "dbPath", "logLevel", "trustProxy", "maxBodyBytes", "requestBody", "metricsPublic"],
+  Shutdown: ["shutdownDrainDelayMs", "shutdownGraceMs"],
+  "PostgreSQL and instances": ["database", "instanceId"],
+  "Operators and security": [
+    "masterKey",
+    "adminToken",
+    "adminSessionTtlSeconds",
+    "idempotencyRequired",
+    "idempotencyTtlHours",
+    "signatureSkewSeconds",
+    "sandboxNonceRequired",
+    "bootstrapCredentials",
   ],
-  ["Operators and security", /^(HERALD_MASTER_KEY|ADMIN_|IDEMPOTENCY_|SIGNATURE_|SANDBOX_|BOOTSTRAP_)/],
-  ["Rate limits", /^(RATE_LIMIT_|PARTNER_SANDBOX_RATE_LIMIT)/],
-  ["Jobs, request log and backups", /^(JOBS_|REQUEST_LOG_|BACKUP_)/],
-  ["Webhooks", /^WEBHOOK_/],
-  ["Salutes and wallets", /^(SALUTES_|WALLET_)/],
-  ["Solana chain", /^(SOLANA_|CHAIN_|TOKEN_|TREASURY_|RESERVE_|LP_|EXPECTED_)/],
-  ["Status page", /^STATUS_/],
-  ["Audio-share links", /^AUDIO_SHARE_/],
-  ["Messenger", /^MESSENGER_/],
-];
+  "Rate limits": ["rateLimits"],
+  "Jobs, request log and backups": [
+    "jobsEnabled",
+    "jobsDisabled",
+    "jobSchedules",
+    "requestLogRetentionDays",
+    "requestLogFlushMs",
+    "backupKeep",
+    "backupDeadlineMinutesPerGb",
+  ],
+  Webhooks: ["webhooks"],
+  "Salutes and wallets": ["salutes", "walletReverifyDays"],
+  "Solana chain": ["chain"],
+  "Status page": ["status"],
+  "Readiness and synthetic probes": ["readiness"],
+  "Link inbox": ["linkInbox"],
+  "Audio-share links": ["audioShare"],
+  Messenger: ["messenger"],
+} as const satisfies Record<string, ReadonlyArray<keyof typeof CONFIG_SCHEMA>>;
+type Ungrouped = Exclude<keyof typeof CONFIG_SCHEMA, (typeof GROUPS)[keyof typeof GROUPS][number]>;
+/** Every variable's group title, by name; its type fails to check, naming the entry, while an entry has no group. */
+const GROUP_OF: Map<string, string> & ([Ungrouped] extends [never] ? unknown : { ungrouped: Ungrouped }) = new Map(
+  Object.entries(GROUPS).flatMap(([title, entries]) => entries.flatMap((e) => varsOf({ [e]: CONFIG_SCHEMA[e] }).map((v) => [v.name, title] as const))),
+);
 
 const groupHtml = compileHtml<{ id: string; title: string; changed: number; rows: ConfigRow[] }>(
   "config-group",
@@ -46,8 +74,8 @@ const slug = (title: string) => `group-${title.toLowerCase().replace(/[^a-z0-9]+
 
 /** The page body for a configuration description. */
 function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
-  const grouped = Map.groupBy(rows, (r) => GROUPS.find(([, re]) => re.test(r.name))?.[0] ?? "Other");
-  const groups = [...GROUPS.map(([title]) => title), "Other"].flatMap((title) => {
+  const grouped = Map.groupBy(rows, (r) => GROUP_OF.get(r.name)!);
+  const groups = Object.keys(GROUPS).flatMap((title) => {
     const list = grouped.get(title);
     return list ? [groupHtml({ id: slug(title), title, changed: list.filter((r) => r.differs).length, rows: list })] : [];
   });
