@@ -43,33 +43,16 @@ import {
 } from "../store/missions";
 import { checkMissionLimitsOrThrow, type ProgressSource, progressSourceOrThrow } from "./mission-sources";
 import { paySalutes, type SalutesPayout } from "./salutes-reward";
-import type { MissionModel } from "./promos-model";
+import { Enrollment, Mission, type MissionModel } from "./promos-model";
+import { schemaView } from "../../http/schema-view";
 
 export type { MissionRow };
 
-export const missionView = (m: MissionRow) => ({
-  mission_key: m.mission_key,
-  title: m.title,
-  event_type: m.event_type,
-  progress_source: m.progress_source,
-  target: m.target,
-  reward: { free_spins: m.reward_free_spins, missiles: m.reward_missiles, points: m.reward_points },
-  reward_salutes: m.reward_salutes,
-  daily_cap: m.daily_cap,
-  per_minute_cap: m.per_minute_cap,
-  active: m.active === 1,
-  created_at: m.created_at,
-});
+export const missionView = (m: MissionRow) =>
+  schemaView(Mission, m, { reward: { free_spins: m.reward_free_spins, missiles: m.reward_missiles, points: m.reward_points }, active: m.active === 1 });
 
-const enrollmentView = (e: EnrollmentRow, m: Pick<MissionRow, "target" | "progress_source">) => ({
-  mission_key: e.mission_key,
-  progress: e.progress,
-  observed: m.progress_source === "server" ? e.observed : null,
-  target: m.target,
-  enrolled_at: e.enrolled_at,
-  completed_at: e.completed_at,
-  completed: e.completed_at !== null,
-});
+const enrollmentView = (e: EnrollmentRow, m: Pick<MissionRow, "target" | "progress_source">) =>
+  schemaView(Enrollment, e, { observed: m.progress_source === "server" ? e.observed : null, target: m.target, completed: e.completed_at !== null });
 
 export async function createMission(ctx: AppContext, admin: AdminRequest, input: Static<typeof MissionModel.createBody>) {
   const source = progressSourceOrThrow(input.event_type, input.progress_source);

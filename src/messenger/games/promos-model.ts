@@ -70,7 +70,7 @@ export const Mission = t.Object({
   created_at: t.String(),
 });
 const MissionDef = named("MessengerMission", Mission);
-const Enrollment = named(
+export const Enrollment = named(
   "MessengerMissionEnrollment",
   t.Object({
     mission_key: t.String(),
