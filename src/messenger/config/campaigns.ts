@@ -14,20 +14,11 @@ import { requireAudienceGroup } from "./audiences";
 import { catalogCampaignById, catalogCampaignsPage, insertCatalogCampaign, otherEnabledCatalogCampaigns, updateCatalogCampaign } from "../store/config";
 import { type CatalogCampaignRow, type GamesConfig, inWindow, windowsOverlap, writeGamesConfig } from "./cache";
 import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "./inputs";
-import type { GamesConfigModel } from "./model";
+import { CatalogCampaign, type GamesConfigModel } from "./model";
+import { schemaView } from "../../http/schema-view";
 
-export const campaignView = (c: CatalogCampaignRow, nowIso: string) => ({
-  id: c.id,
-  game_key: c.game_key,
-  audience_group: c.audience_group,
-  title: c.title,
-  starts_at: c.starts_at,
-  ends_at: c.ends_at,
-  enabled: c.enabled === 1,
-  active_now: c.enabled === 1 && inWindow(c, nowIso),
-  created_by: c.created_by,
-  created_at: c.created_at,
-});
+export const campaignView = (c: CatalogCampaignRow, nowIso: string) =>
+  schemaView(CatalogCampaign, c, { enabled: c.enabled === 1, active_now: c.enabled === 1 && inWindow(c, nowIso) });
 
 export interface CampaignAccess {
   /** The game has at least one enabled campaign, so only campaign audiences may launch it. */
@@ -98,6 +89,21 @@ export function refuseOverlap<T extends { starts_at: string; ends_at: string | n
   );
 }
 
+/**
+ * A saved campaign's window and state, catalog or wheel: the fields sent checked, the others kept (a new campaign
+ * starts now, open-ended and enabled).
+ */
+export function campaignWindowOrThrow(
+  input: { starts_at?: string; ends_at?: string | null; enabled?: boolean },
+  before: { starts_at: string; ends_at: string | null; enabled: number } | null,
+  now: string,
+) {
+  const starts_at = input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now);
+  const ends_at = input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null);
+  if (ends_at !== null && ends_at <= starts_at) throw badField("body.ends_at", `must be after starts_at (${starts_at})`);
+  return { starts_at, ends_at, enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1) };
+}
+
 /** Creates a campaign, or with `id` updates that one (omitted fields keep their value; enabled: false disables it). */
 export async function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, input: Static<typeof GamesConfigModel.campaignBody>) {
   const audit = { action: "messenger.catalog_campaign", target: (c: CatalogCampaignRow) => String(c.id), view: campaignView };
@@ -111,11 +117,8 @@ export async function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, 
       game_key: input.game_key ?? before!.game_key,
       audience_group: input.audience_group ?? before!.audience_group,
       title: input.title ?? before!.title,
-      starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
-      ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
-      enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
+      ...campaignWindowOrThrow(input, before, now),
     };
-    if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
     await requireAudienceGroup(t, next.audience_group, "body.audience_group");
     if (next.enabled === 1) {
       const others = await otherEnabledCatalogCampaigns(t, next.game_key, next.audience_group, before?.id ?? 0);

@@ -111,7 +111,7 @@ const AudienceGroup = named(
   }),
 );
 
-const CatalogCampaign = named(
+export const CatalogCampaign = named(
   "MessengerCatalogCampaign",
   t.Object({
     id: t.Integer(),
@@ -136,7 +136,7 @@ const ExpectedValue = named(
   t.Object({ total_weight: t.Integer(), free_spins: Fraction, missiles: Fraction, points: Fraction }, { description: "Expected reward of one spin" }),
 );
 const Segment = t.Object({ label: t.String(), weight: t.Integer(), reward: Reward });
-const WheelCampaign = named(
+export const WheelCampaign = named(
   "MessengerAdminWheelCampaign",
   t.Object({
     campaign_key: t.String(),

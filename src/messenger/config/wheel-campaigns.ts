@@ -11,12 +11,13 @@ import { parseKeyPage } from "../../http/pagination";
 import { inAudience, WHEEL_CAMPAIGN } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
-import { refuseOverlap } from "./campaigns";
+import { campaignWindowOrThrow, refuseOverlap } from "./campaigns";
 import { insertWheelCampaign, otherEnabledWheelCampaigns, updateWheelCampaign, wheelCampaignByKey, wheelCampaignsPage } from "../store/config";
 import { campaignHasSpins } from "../store/fair";
 import { type GamesConfig, inWindow, type StoredSegment, type WheelCampaignRow, writeGamesConfig } from "./cache";
-import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "./inputs";
-import { type GamesConfigModel, MAX_SEGMENTS, MAX_TOTAL_WEIGHT } from "./model";
+import { adminListAnswer, badField, type PageInput, paged } from "./inputs";
+import { type GamesConfigModel, MAX_SEGMENTS, MAX_TOTAL_WEIGHT, WheelCampaign } from "./model";
+import { schemaView } from "../../http/schema-view";
 
 type WheelCampaignInput = Static<typeof GamesConfigModel.wheelBody>;
 
@@ -72,20 +73,8 @@ export const defaultWheelView = () => ({ ...DEFAULT_WHEEL, expected_value: expec
 
 const wheelView = (w: WheelCampaignRow, nowIso: string) => {
   const segments = JSON.parse(w.segments) as StoredSegment[];
-  return {
-    campaign_key: w.campaign_key,
-    title: w.title,
-    audience_group: w.audience_group,
-    starts_at: w.starts_at,
-    ends_at: w.ends_at,
-    cooldown_seconds: w.cooldown_seconds,
-    segments,
-    enabled: w.enabled === 1,
-    active_now: w.enabled === 1 && inWindow(w, nowIso),
-    expected_value: expectedValue(segments),
-    created_by: w.created_by,
-    created_at: w.created_at,
-  };
+  const enabled = w.enabled === 1;
+  return schemaView(WheelCampaign, w, { segments, enabled, active_now: enabled && inWindow(w, nowIso), expected_value: expectedValue(segments) });
 };
 
 /** Latest start first, then by key; a cursor holds the last row's [starts_at, campaign_key]. */
@@ -140,13 +129,10 @@ export async function saveWheelCampaign(ctx: AppContext, admin: AdminRequest, in
     const next = {
       title: input.title ?? before!.title,
       audience_group: input.audience_group ?? before!.audience_group,
-      starts_at: input.starts_at !== undefined ? isoOrThrow(input.starts_at, "body.starts_at") : (before?.starts_at ?? now),
-      ends_at: input.ends_at !== undefined ? (input.ends_at === null ? null : isoOrThrow(input.ends_at, "body.ends_at")) : (before?.ends_at ?? null),
       cooldown_seconds: input.cooldown_seconds ?? before!.cooldown_seconds,
       segments: segments ? JSON.stringify(segments) : before!.segments,
-      enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1),
+      ...campaignWindowOrThrow(input, before, now),
     };
-    if (next.ends_at !== null && next.ends_at <= next.starts_at) throw badField("body.ends_at", `must be after starts_at (${next.starts_at})`);
     await requireAudienceGroup(t, next.audience_group, "body.audience_group");
     if (next.enabled === 1) {
       const others = await otherEnabledWheelCampaigns(t, next.audience_group, input.campaign_key);
