@@ -29,7 +29,7 @@ export const Balances = named(
   }),
 );
 
-const Player = named(
+export const Player = named(
   "MessengerPlayer",
   t.Object({
     telegram_user_id: t.Integer(),

@@ -3,6 +3,8 @@
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import type { InitDataIdentity } from "./init-data";
+import { Player } from "./model";
+import { schemaView } from "../http/schema-view";
 import { createPlayerIfMissing, insertPlayerProfile, lockOrCreatePlayer, type PlayerRow, playerById, type Profile, refreshProfile } from "./store/players";
 
 export type { PlayerRow };
@@ -92,19 +94,8 @@ export const balancesOf = (p: Pick<PlayerRow, "free_spin_balance" | "missile_bal
   points_balance: p.points_balance,
 });
 
-export function playerView(p: PlayerRow) {
-  return {
-    telegram_user_id: p.telegram_user_id,
-    username: p.username,
-    first_name: p.first_name,
-    language_code: p.language_code,
-    is_premium: p.is_premium === 1,
-    linked_user_id: p.linked_user_id === null ? null : String(p.linked_user_id),
-    linked_by: p.linked_by,
-    referred_by: p.referred_by,
-    created_at: p.created_at,
-  };
-}
+export const playerView = (p: PlayerRow) =>
+  schemaView(Player, p, { is_premium: p.is_premium === 1, linked_user_id: p.linked_user_id === null ? null : String(p.linked_user_id) });
 
 /**
  * The players this instance made, refreshed or found unchanged, with their stored profile and last_seen_at: for a

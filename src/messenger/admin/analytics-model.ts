@@ -7,8 +7,10 @@ import { AdminListAnswer } from "../config/model";
 import { intPath, intQuery } from "../../http/params";
 import { requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
-import { PROFILE_SORTS } from "./players-admin";
+import type { ProfileSort } from "../store/players";
 import { windowQueryFields } from "./window";
+
+export const PROFILE_SORTS = ["points_earned", "last_seen", "telegram_user_id"] as const satisfies readonly ProfileSort[];
 
 /** The most missiles one manual grant gives. */
 export const MAX_GRANT_MISSILES = 1000;
@@ -215,12 +217,14 @@ const Profile = {
   linked: t.Boolean(),
   balances: Balances,
 };
+/** A player as the operators see them: the stored profile, the figures kept with it, and the balances. */
+export const PlayerProfile = t.Object(Profile);
 
 export const PlayersModel = {
   activity: named(
     "MessengerPlayerActivity",
     Envelope({
-      player: t.Object(Profile),
+      player: PlayerProfile,
       activity: t.Object({
         ...Activity.properties,
         spins: t.Integer(),

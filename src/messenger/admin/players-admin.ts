@@ -14,9 +14,8 @@ import { countCompletedOf } from "../store/missions";
 import { countPlayers, playersPage, type ProfileSort } from "../store/players";
 import { countClaimsOf } from "../store/promos";
 import { activityOfPlayers } from "../store/stats";
-
-export const PROFILE_SORTS = ["points_earned", "last_seen", "telegram_user_id"] as const satisfies readonly ProfileSort[];
-export type { ProfileSort };
+import { schemaView } from "../../http/schema-view";
+import { PlayerProfile } from "./analytics-model";
 
 export async function playerOrThrow(ctx: AppContext, telegramUserId: number): Promise<PlayerRow> {
   const p = await getPlayer(ctx.store, telegramUserId);
@@ -25,16 +24,7 @@ export async function playerOrThrow(ctx: AppContext, telegramUserId: number): Pr
   return p;
 }
 
-function profileOf(p: PlayerRow) {
-  return {
-    ...playerView(p),
-    points_earned: p.points_earned,
-    last_free_spin_at: p.last_free_spin_at,
-    last_seen_at: p.last_seen_at,
-    linked: p.linked_user_id !== null,
-    balances: balancesOf(p),
-  };
-}
+const profileOf = (p: PlayerRow) => schemaView(PlayerProfile, p, { ...playerView(p), linked: p.linked_user_id !== null, balances: balancesOf(p) });
 
 /** Ledger entries and active days per player (all actions and per game) for a page of players. */
 async function activityOf(ctx: AppContext, ids: number[]) {

@@ -122,40 +122,35 @@ export async function moveAndCompletePostgres(
   );
 }
 
-export type LedgerEntry = Pick<
-  LedgerRow,
-  | "id"
-  | "request_id"
-  | "action"
-  | "game_key"
-  | "free_spin_delta"
-  | "missile_delta"
-  | "points_delta"
-  | "free_spin_after"
-  | "missile_after"
-  | "points_after"
-  | "created_at"
->;
-
-const ENTRY_COLUMNS =
-  "id, request_id, action, game_key, free_spin_delta, missile_delta, points_delta, free_spin_after, missile_after, points_after, created_at";
+const ENTRY_COLUMNS = [
+  "id",
+  "request_id",
+  "action",
+  "game_key",
+  "free_spin_delta",
+  "missile_delta",
+  "points_delta",
+  "free_spin_after",
+  "missile_after",
+  "points_after",
+  "created_at",
+] as const;
+export type LedgerEntry = Pick<LedgerRow, (typeof ENTRY_COLUMNS)[number]>;
 
 /**
  * The player's entries, newest first, below `beforeId` (a keyset cursor; MAX_SAFE_INTEGER for the first page):
  * messenger_ledger_player_idx (telegram_user_id, id) serves both.
  */
 export const ledgerPage = (q: Queryable, telegramUserId: number, beforeId: number, limit: number, offset: number) =>
-  q.all<LedgerEntry>(`SELECT ${ENTRY_COLUMNS} FROM messenger_ledger WHERE telegram_user_id = ? AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?`, [
+  q.all<LedgerEntry>(`SELECT ${ENTRY_COLUMNS.join(", ")} FROM messenger_ledger WHERE telegram_user_id = ? AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?`, [
     telegramUserId,
     beforeId,
     limit,
     offset,
   ]);
 
-export type UnfoldedRow = Pick<
-  LedgerRow,
-  "id" | "telegram_user_id" | "action" | "game_key" | "free_spin_delta" | "missile_delta" | "points_delta" | "created_at"
->;
+const UNFOLDED_COLUMNS = ["id", "telegram_user_id", "action", "game_key", "free_spin_delta", "missile_delta", "points_delta", "created_at"] as const;
+export type UnfoldedRow = Pick<LedgerRow, (typeof UNFOLDED_COLUMNS)[number]>;
 
 /**
  * Marks up to `limit` rows not yet counted as folded and returns them, in the fold's transaction. The outer
@@ -167,7 +162,7 @@ export const claimUnfolded = (t: Queryable, limit: number) =>
   t.all<UnfoldedRow>(
     `UPDATE messenger_ledger SET folded = 1
      WHERE id IN (SELECT id FROM messenger_ledger WHERE folded = 0 ORDER BY id LIMIT ?) AND folded = 0
-     RETURNING id, telegram_user_id, action, game_key, free_spin_delta, missile_delta, points_delta, created_at`,
+     RETURNING ${UNFOLDED_COLUMNS.join(", ")}`,
     [limit],
   );
 
