@@ -12,6 +12,13 @@ export interface RewardSpec {
 
 export const reward = (r: Partial<RewardSpec>): RewardSpec => ({ free_spins: r.free_spins ?? 0, missiles: r.missiles ?? 0, points: r.points ?? 0 });
 
+/** What a promo's or a mission's row pays in balances (its reward_* columns). */
+export const rewardOfRow = (r: { reward_free_spins: number; reward_missiles: number; reward_points: number }): RewardSpec => ({
+  free_spins: r.reward_free_spins,
+  missiles: r.reward_missiles,
+  points: r.reward_points,
+});
+
 export interface WheelSegment {
   label: string;
   weight: number;

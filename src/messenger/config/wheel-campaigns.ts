@@ -8,7 +8,7 @@ import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { parseKeyPage } from "../../http/pagination";
-import { inAudience, WHEEL_CAMPAIGN } from "../catalog";
+import { inAudience, reward, WHEEL_CAMPAIGN } from "../catalog";
 import type { AudiencePlayer } from "./audience-rule";
 import { requireAudienceGroup } from "./audiences";
 import { campaignWindowOrThrow, refuseOverlap } from "./campaigns";
@@ -101,7 +101,7 @@ function checkSegments(segments: NonNullable<WheelCampaignInput["segments"]>): S
   return segments.map((s) => ({
     label: s.label,
     weight: s.weight,
-    reward: { free_spins: s.reward.free_spins ?? 0, missiles: s.reward.missiles ?? 0, points: s.reward.points ?? 0 },
+    reward: reward(s.reward),
   }));
 }
 

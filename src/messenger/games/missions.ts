@@ -19,6 +19,7 @@ import { AppError } from "../../http/errors/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
 import { adminListAnswer, type PageInput } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
+import { reward, rewardOfRow } from "../catalog";
 import { lockedPlayer } from "../players";
 import {
   acceptedEventsSince,
@@ -48,8 +49,7 @@ import { schemaView } from "../../http/schema-view";
 
 export type { MissionRow };
 
-export const missionView = (m: MissionRow) =>
-  schemaView(Mission, m, { reward: { free_spins: m.reward_free_spins, missiles: m.reward_missiles, points: m.reward_points }, active: m.active === 1 });
+export const missionView = (m: MissionRow) => schemaView(Mission, m, { reward: rewardOfRow(m), active: m.active === 1 });
 
 const enrollmentView = (e: EnrollmentRow, m: Pick<MissionRow, "target" | "progress_source">) =>
   schemaView(Enrollment, e, { observed: m.progress_source === "server" ? e.observed : null, target: m.target, completed: e.completed_at !== null });
@@ -65,12 +65,7 @@ export async function createMission(ctx: AppContext, admin: AdminRequest, input:
       eventType: input.event_type,
       source,
       target: input.target,
-      reward: {
-        free_spins: input.reward.free_spins ?? 0,
-        missiles: input.reward.missiles ?? 0,
-        points: input.reward.points ?? 0,
-        salutes: input.reward.salutes ?? null,
-      },
+      reward: { ...reward(input.reward), salutes: input.reward.salutes ?? null },
       dailyCap: input.daily_cap,
       perMinuteCap: input.per_minute_cap,
       at: now,
@@ -191,7 +186,7 @@ async function nextStep(
 
 /** Completion: the reward as one ledger row keyed by the mission (however completion is reached), and its salutes. */
 async function payReward(ctx: AppContext, s: ActionScope, telegramUserId: number, m: MissionRow) {
-  const reward = { free_spins: m.reward_free_spins, missiles: m.reward_missiles, points: m.reward_points };
+  const reward = rewardOfRow(m);
   const applied = await applyActionIn(
     s,
     { telegramUserId, requestId: `mission-reward:${m.mission_key}`, action: "mission.reward", inputs: { mission_key: m.mission_key }, gameKey: null },

@@ -6,7 +6,7 @@ import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
 import { AppError } from "../../http/errors/errors";
 import { parseKeyPage } from "../../http/pagination";
-import { inAudience } from "../catalog";
+import { inAudience, rewardOfRow } from "../catalog";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";
 import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "../config/inputs";
@@ -20,7 +20,7 @@ type NewPromo = Static<typeof PromoModel.createBody>;
 
 const promoView = (p: PromoRow) => ({
   code: p.code,
-  reward: { free_spins: p.reward_free_spins, missiles: p.reward_missiles, points: p.reward_points },
+  reward: rewardOfRow(p),
   reward_salutes: p.reward_salutes,
   max_claims: p.max_claims,
   claims: p.claims,
@@ -152,7 +152,7 @@ export function claimPromoIn(ctx: AppContext, config: GamesConfig, s: ActionScop
         throw new AppError("promo_exhausted", `Promo ${promo.code} has been claimed ${promo.max_claims} times, its limit`, {
           details: { max_claims: promo.max_claims },
         });
-      const reward = { free_spins: promo.reward_free_spins, missiles: promo.reward_missiles, points: promo.reward_points };
+      const reward = rewardOfRow(promo);
       await observeEvent(t, telegramUserId, "promo.claim");
       return {
         deltas: { freeSpins: reward.free_spins, missiles: reward.missiles, points: reward.points },
