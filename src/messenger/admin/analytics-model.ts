@@ -59,6 +59,19 @@ const GameFigures = named(
 
 const Scan = t.Object({ table: t.String(), rows_examined: t.Integer(), limit: t.Integer(), bounded: t.Boolean() });
 const CheckStatus = t.Union([t.Literal("pass"), t.Literal("warn"), t.Literal("fail")]);
+export const RolloutCheck = named(
+  "MessengerRolloutCheck",
+  t.Object({
+    name: t.String(),
+    game_key: nullable(t.String()),
+    status: CheckStatus,
+    figure: nullable(t.Number()),
+    unit: t.String(),
+    threshold: t.String(),
+    message: t.String(),
+    fix: nullable(t.String({ description: "what to do; null when the check passes" })),
+  }),
+);
 
 const windowQuery = t.Object({ ...windowQueryFields(30), ...includeMetaQuery });
 
@@ -149,21 +162,7 @@ export const AnalyticsModel = {
       games_selected: t.Array(t.String()),
       overall: CheckStatus,
       counts: t.Object({ pass: t.Integer(), warn: t.Integer(), fail: t.Integer() }),
-      checks: t.Array(
-        named(
-          "MessengerRolloutCheck",
-          t.Object({
-            name: t.String(),
-            game_key: nullable(t.String()),
-            status: CheckStatus,
-            figure: nullable(t.Number()),
-            unit: t.String(),
-            threshold: t.String(),
-            message: t.String(),
-            fix: nullable(t.String({ description: "what to do; null when the check passes" })),
-          }),
-        ),
-      ),
+      checks: t.Array(RolloutCheck),
     }),
   ),
   activityParams: t.Object({ telegram_user_id: intPath({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the player's Telegram user id" }) }),

@@ -13,7 +13,7 @@ const liveFlag = t.Optional(
   ),
 );
 
-const ReadinessCheck = named(
+export const ReadinessCheck = named(
   "MessengerBotReadinessCheck",
   t.Object({
     name: t.String(),

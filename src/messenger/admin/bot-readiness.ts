@@ -3,6 +3,7 @@
 // getChatMenuButton). Each check names what it saw, what it wanted and the exact fix; a Bot API that cannot be reached fails its checks
 // but never the route, since "Telegram is unreachable from here" is itself the answer the operator needs.
 import { createHash } from "node:crypto";
+import type { Static } from "elysia";
 import type { AppContext } from "../../context";
 import { HANDLED_UPDATE_KINDS } from "../bot/commands";
 import { outboxBacklog } from "../bot/outbox";
@@ -10,15 +11,10 @@ import { deadSince, lastUpdateAt } from "../store/bot";
 import { WEBHOOK_SECRET_HEADER } from "../bot/webhook";
 import { type BotApiResult, type BotUser, callBotApiRead, type MenuButton, type WebhookInfo } from "../bot/api";
 import { OPEN_MINI_APP } from "../bot/commands";
+import type { ReadinessCheck as ReadinessCheckSchema } from "./bot-model";
 
-export type CheckStatus = "pass" | "warn" | "fail" | "skipped";
-export interface ReadinessCheck {
-  name: string;
-  status: CheckStatus;
-  observed: string;
-  expected: string;
-  fix: string | null;
-}
+export type ReadinessCheck = Static<typeof ReadinessCheckSchema>;
+export type CheckStatus = ReadinessCheck["status"];
 
 /** Thresholds of the checks, in one place so the docs (docs/messenger-admin-bot.md) can quote them. */
 export const READINESS = {

@@ -1,7 +1,9 @@
 // GET /api/messenger/admin/games/rollout-checklist: named checks an operator runs before widening a campaign, each
 // pass / warn / fail with its figure, its thresholds and what to do. Thresholds are constants here and documented
 // in docs/messenger-admin-analytics.md; "worst wins" for the overall status.
+import type { Static } from "elysia";
 import type { AppContext } from "../../context";
+import type { RolloutCheck } from "./analytics-model";
 import { outboxBacklog } from "../bot/outbox";
 import { countersSince, flushCounts } from "../counters";
 import { counted, playsText } from "../count-words";
@@ -14,17 +16,8 @@ export const CHECKLIST_DEFAULT_DAYS = 7;
 /** The request-log rows read for the refusal share: the window's newest, at most this many. */
 export const REQUEST_LOG_SCAN = 100_000;
 
-type Status = "pass" | "warn" | "fail";
-export interface Check {
-  name: string;
-  game_key: string | null;
-  status: Status;
-  figure: number | null;
-  unit: string;
-  threshold: string;
-  message: string;
-  fix: string | null;
-}
+export type Check = Static<typeof RolloutCheck>;
+type Status = Check["status"];
 
 export const THRESHOLDS = {
   rtp: { pass: [40, 110], warn: [20, 150] },
