@@ -2,13 +2,11 @@
 // a game and replace the wheel's segments with campaigns, and add audience groups (docs/messenger-admin-games.md);
 // the built-in wheel campaign is what a player outside every wheel campaign spins.
 import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, isBuiltinGroup, ruleMatches } from "./config/audience-rule";
-import type { GamesConfig } from "./config/cache";
+import type { GamesConfig, StoredSegment } from "./config/cache";
+import type { Reward } from "./model";
+import type { Static } from "elysia";
 
-export interface RewardSpec {
-  free_spins: number;
-  missiles: number;
-  points: number;
-}
+export type RewardSpec = Static<typeof Reward>;
 
 export const reward = (r: Partial<RewardSpec>): RewardSpec => ({ free_spins: r.free_spins ?? 0, missiles: r.missiles ?? 0, points: r.points ?? 0 });
 
@@ -18,12 +16,6 @@ export const rewardOfRow = (r: { reward_free_spins: number; reward_missiles: num
   missiles: r.reward_missiles,
   points: r.reward_points,
 });
-
-export interface WheelSegment {
-  label: string;
-  weight: number;
-  reward: RewardSpec;
-}
 
 /**
  * The default wheel campaign: one daily free spin (cooldown from the last free spin), then bought or won spins.
@@ -41,7 +33,7 @@ export const WHEEL_CAMPAIGN = {
     { label: "2 missiles", weight: 15, reward: reward({ missiles: 2 }) },
     { label: "Free spin", weight: 10, reward: reward({ free_spins: 1 }) },
     { label: "Try again", weight: 5, reward: reward({}) },
-  ] satisfies WheelSegment[],
+  ] satisfies StoredSegment[],
 } as const;
 
 /** The built-in audience groups; operators add their own (messenger_audience_groups). */

@@ -4,6 +4,7 @@
 // games_config version in its own transaction (bumpGamesConfigVersion), and each instance re-reads that counter at
 // most once a second (src/messenger/version-watch.ts) and reloads when it moved; a write in this process drops
 // the copy at once (invalidateGamesConfig, after the commit).
+import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { type AppContext, slot, stateOf } from "../../context";
 import type { Queryable } from "../../db/port";
@@ -19,15 +20,12 @@ import { auditOperator } from "../../auth/audit";
 import { bumpVersion } from "../store/versions";
 import { type VersionWatch, versionWatch } from "../version-watch";
 import { type AudienceRule, type CompiledRule, compileRule } from "./audience-rule";
+import type { Segment } from "./model";
 
 export type { AudienceGroupRow, CatalogCampaignRow, WheelCampaignRow };
 
-/** A segment of an operator wheel campaign (the same shape as the built-in one's). */
-export interface StoredSegment {
-  label: string;
-  weight: number;
-  reward: { free_spins: number; missiles: number; points: number };
-}
+/** A segment of a wheel campaign, an operator's or the built-in one, as the answers show it. */
+export type StoredSegment = Static<typeof Segment>;
 
 export interface GamesConfig {
   groups: Map<string, CompiledRule>;

@@ -135,7 +135,7 @@ const ExpectedValue = named(
   "MessengerWheelExpectedValue",
   t.Object({ total_weight: t.Integer(), free_spins: Fraction, missiles: Fraction, points: Fraction }, { description: "Expected reward of one spin" }),
 );
-const Segment = t.Object({ label: t.String(), weight: t.Integer(), reward: Reward });
+export const Segment = t.Object({ label: t.String(), weight: t.Integer(), reward: Reward });
 export const WheelCampaign = named(
   "MessengerAdminWheelCampaign",
   t.Object({

@@ -28,7 +28,7 @@ const RewardInput = t.Object(
   },
   { additionalProperties: false },
 );
-const SalutesPayout = named(
+export const SalutesPayout = named(
   "MessengerSalutesPayout",
   t.Object({
     amount: t.String(),

@@ -12,21 +12,17 @@
 // pay once: the second insert waits for the first to commit and then inserts nothing.
 import type { AppContext } from "../../context";
 import { settlingBehind } from "../../db/port";
+import type { Static } from "elysia";
 import { AppError } from "../../http/errors/errors";
 import { postEntry } from "../../salutes/service";
 import type { ActionScope } from "../ledger";
 import type { PlayerRow } from "../players";
 import { claimSalutesReward, setSalutesRewardEntry } from "../store/promos";
 import { inSavepoint } from "../store/savepoint";
+import type { SalutesPayout as SalutesPayoutSchema } from "./promos-model";
 
-export interface SalutesPayout {
-  amount: string;
-  paid: boolean;
-  partner_user_id: string | null;
-  salutes_ledger_entry_id: number | null;
-  /** Why it was not paid (not linked, no paying partner, the salutes service refused). */
-  reason: string | null;
-}
+/** A payout as answered; `reason` says why it was not paid (not linked, no paying partner, the salutes service refused). */
+export type SalutesPayout = Static<typeof SalutesPayoutSchema>;
 
 /**
  * Pays the salutes of a promo or mission in the action's transaction (`s.t`), through the salutes service's own verb
