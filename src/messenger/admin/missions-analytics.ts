@@ -19,7 +19,8 @@ import {
 } from "../store/mission-stats";
 import { missionOrThrow } from "./missions-admin";
 import { AMOUNT_KINDS } from "./overview";
-import { MISSION_WINDOW_DEFAULT_DAYS, REFUSAL_REASONS } from "./missions-model";
+import { MISSION_WINDOW_DEFAULT_DAYS } from "./missions-model";
+import { REFUSAL_REASONS } from "../games/promos-model";
 import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 
 type Reason = (typeof REFUSAL_REASONS)[number];

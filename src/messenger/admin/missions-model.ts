@@ -5,15 +5,13 @@ import { PageQuery, PaginationSchema } from "../../http/pagination";
 import { AdminListAnswer } from "../config/model";
 import { intQuery } from "../../http/params";
 import { nullable } from "../../http/routes/declare";
-import { Mission, progressSource as missionProgressSource, SALUTES_AMOUNT_PATTERN } from "../games/promos-model";
+import { Mission, progressSource as missionProgressSource, REFUSAL_REASONS, SALUTES_AMOUNT_PATTERN } from "../games/promos-model";
 import { windowQueryFields } from "./window";
 
 // The operator's mission routes (docs/messenger-admin-missions.md): request and response schemas.
 
 /** Default window of the comparison and analytics routes, in days. */
 export const MISSION_WINDOW_DEFAULT_DAYS = 30;
-
-export const REFUSAL_REASONS = ["not_monotonic", "not_observed", "rate_limited", "daily_cap_reached", "already_completed"] as const;
 
 const progressSource = missionProgressSource(
   "server: progress is the server's own count of event_type; self_reported: reported by the mini-app (declared at creation, tighter limits)",

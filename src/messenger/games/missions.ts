@@ -43,8 +43,8 @@ import {
   setProgress,
 } from "../store/missions";
 import { checkMissionLimitsOrThrow, type ProgressSource, progressSourceOrThrow } from "./mission-sources";
-import { paySalutes, type SalutesPayout } from "./salutes-reward";
-import { Enrollment, Mission, type MissionModel } from "./promos-model";
+import { paySalutes } from "./salutes-reward";
+import { Enrollment, Mission, type MissionModel, type REFUSAL_REASONS } from "./promos-model";
 import { schemaView } from "../../http/schema-view";
 
 export type { MissionRow };
@@ -131,22 +131,13 @@ export async function enroll(ctx: AppContext, telegramUserId: number, missionKey
   });
 }
 
-type Reason = "not_monotonic" | "not_observed" | "rate_limited" | "daily_cap_reached" | "already_completed";
+type Reason = (typeof REFUSAL_REASONS)[number];
 
-type ProgressAnswer = {
-  client_event_id: string;
-  mission_key: string;
-  accepted: boolean;
+/** The answer as recorded: the schema's, with the fields older recorded answers may lack always present here. */
+type ProgressAnswer = Omit<Static<typeof MissionModel.progress>, "success" | "meta" | "replayed"> & {
   reason: Reason | null;
-  message: string | null;
-  progress: number;
-  target: number;
-  completed: boolean;
   progress_source: ProgressSource;
-  /** Server missions: the events the server counted since enrolling; null for self-reported ones. */
   observed: number | null;
-  reward_paid: { free_spins: number; missiles: number; points: number } | null;
-  salutes: SalutesPayout | null;
 };
 
 const dayStart = (iso: string) => `${iso.slice(0, 10)}T00:00:00.000Z`;

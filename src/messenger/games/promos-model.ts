@@ -10,6 +10,8 @@ import { SELF_REPORTED_LIMITS, SERVER_OBSERVED_EVENTS } from "./mission-sources"
 /** A player's own lists page by offset: their events and enrollments are few, so no cursor is issued. */
 const MAX_LIST_OFFSET = 100_000;
 export const MAX_ENROLLMENTS_PAGE = 500;
+/** Why a mission's progress event was refused (its answer's `reason`). */
+export const REFUSAL_REASONS = ["not_monotonic", "not_observed", "rate_limited", "daily_cap_reached", "already_completed"] as const;
 /** Salutes a promo or mission pays (salutes-reward.ts): an exact decimal string, at most 13 digits and 6 decimals. */
 export const SALUTES_AMOUNT_PATTERN = "^[0-9]{1,13}(\\.[0-9]{1,6})?$";
 
