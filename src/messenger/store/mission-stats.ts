@@ -17,19 +17,15 @@ const groupBy = (...parts: string[]) => {
 
 type Window = { key: string; since: string; until: string; byDay: boolean };
 
-export const enrolledPerDay = (q: Queryable, w: Window) =>
+/** The mission's enrollments (by enrolled_at) or completions (by completed_at) in the window. */
+const enrollmentsPerDay = (col: "enrolled_at" | "completed_at") => (q: Queryable, w: Window) =>
   q.all<{ d: string; n: number }>(
-    `SELECT ${dayOf("enrolled_at", w.byDay)} AS d, COUNT(*) AS n FROM messenger_mission_enrollments
-     WHERE mission_key = ? AND enrolled_at >= ? AND enrolled_at < ? ${groupBy(groupDay("enrolled_at", w.byDay))}`,
+    `SELECT ${dayOf(col, w.byDay)} AS d, COUNT(*) AS n FROM messenger_mission_enrollments
+     WHERE mission_key = ? AND ${col} >= ? AND ${col} < ? ${groupBy(groupDay(col, w.byDay))}`,
     [w.key, w.since, w.until],
   );
-
-export const completedPerDay = (q: Queryable, w: Window) =>
-  q.all<{ d: string; n: number }>(
-    `SELECT ${dayOf("completed_at", w.byDay)} AS d, COUNT(*) AS n FROM messenger_mission_enrollments
-     WHERE mission_key = ? AND completed_at >= ? AND completed_at < ? ${groupBy(groupDay("completed_at", w.byDay))}`,
-    [w.key, w.since, w.until],
-  );
+export const enrolledPerDay = enrollmentsPerDay("enrolled_at");
+export const completedPerDay = enrollmentsPerDay("completed_at");
 
 export const eventsPerDay = (q: Queryable, w: Window) =>
   q.all<{ d: string; accepted: number; reason: string | null; n: number; units: number }>(

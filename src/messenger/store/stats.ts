@@ -20,31 +20,25 @@ function chunks<T>(rows: T[]): T[][] {
 
 const tuples = (n: number, width: number) => Array.from({ length: n }, () => `(${Array.from({ length: width }, () => "?").join(", ")})`).join(", ");
 
+/** The summed columns of messenger_daily_stats, after its key (day, action, game_key). */
+const SUMMED = [
+  "entries",
+  "free_spins_granted",
+  "free_spins_spent",
+  "missiles_granted",
+  "missiles_spent",
+  "points_granted",
+  "points_spent",
+] as const satisfies ReadonlyArray<keyof StatsRow>;
+
 /** Adds the sums to the day's rows (made on first use). Keys are unique within `rows`: one upsert per key. */
 export async function addDailyStats(t: Queryable, rows: StatsRow[]): Promise<void> {
   for (const part of chunks(rows)) {
     await t.run(
-      `INSERT INTO messenger_daily_stats (day, action, game_key, entries, free_spins_granted, free_spins_spent, missiles_granted, missiles_spent, points_granted, points_spent)
-       VALUES ${tuples(part.length, 10)}
-       ON CONFLICT (day, action, game_key) DO UPDATE SET entries = messenger_daily_stats.entries + excluded.entries,
-         free_spins_granted = messenger_daily_stats.free_spins_granted + excluded.free_spins_granted,
-         free_spins_spent = messenger_daily_stats.free_spins_spent + excluded.free_spins_spent,
-         missiles_granted = messenger_daily_stats.missiles_granted + excluded.missiles_granted,
-         missiles_spent = messenger_daily_stats.missiles_spent + excluded.missiles_spent,
-         points_granted = messenger_daily_stats.points_granted + excluded.points_granted,
-         points_spent = messenger_daily_stats.points_spent + excluded.points_spent`,
-      part.flatMap((r) => [
-        r.day,
-        r.action,
-        r.game_key,
-        r.entries,
-        r.free_spins_granted,
-        r.free_spins_spent,
-        r.missiles_granted,
-        r.missiles_spent,
-        r.points_granted,
-        r.points_spent,
-      ]),
+      `INSERT INTO messenger_daily_stats (day, action, game_key, ${SUMMED.join(", ")})
+       VALUES ${tuples(part.length, 3 + SUMMED.length)}
+       ON CONFLICT (day, action, game_key) DO UPDATE SET ${SUMMED.map((c) => `${c} = messenger_daily_stats.${c} + excluded.${c}`).join(", ")}`,
+      part.flatMap((r) => [r.day, r.action, r.game_key, ...SUMMED.map((c) => r[c])]),
     );
   }
 }
