@@ -7,6 +7,7 @@ import type { Reward } from "./model";
 import type { Static } from "elysia";
 
 export type RewardSpec = Static<typeof Reward>;
+export const AMOUNT_KINDS = ["free_spins", "missiles", "points"] as const satisfies ReadonlyArray<keyof RewardSpec>;
 
 export const reward = (r: Partial<RewardSpec>): RewardSpec => ({ free_spins: r.free_spins ?? 0, missiles: r.missiles ?? 0, points: r.points ?? 0 });
 

@@ -8,11 +8,11 @@
 // the insert draws its id): a window's edge may then move by those rows — a report's rounding, not a count lost.
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { WHEEL_CAMPAIGN } from "../catalog";
 import { wheelSegmentsText } from "../store/config";
 import { spinCounts, spinCreatedFrom, spinIdBounds } from "../store/fair";
 import { gridCounts, gridCreatedFrom, gridIdBounds } from "../store/grids";
-import { AMOUNT_KINDS, gameFigures, valueOf, zero } from "./overview";
+import { AMOUNT_KINDS, WHEEL_CAMPAIGN } from "../catalog";
+import { gameFigures, valueOf, zero } from "./overview";
 import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 
 export const GAME_STATS_DEFAULT_DAYS = 7;

@@ -18,7 +18,7 @@ import {
   progressAt,
 } from "../store/mission-stats";
 import { missionOrThrow } from "./missions-admin";
-import { AMOUNT_KINDS } from "./overview";
+import { AMOUNT_KINDS } from "../catalog";
 import { MISSION_WINDOW_DEFAULT_DAYS } from "./missions-model";
 import { REFUSAL_REASONS } from "../games/promos-model";
 import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";

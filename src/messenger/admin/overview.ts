@@ -13,7 +13,7 @@
 // Item purchases and operator grants in a game are reported beside the plays, never as payouts or cost.
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
-import { GAMES, ITEMS } from "../catalog";
+import { AMOUNT_KINDS, GAMES, ITEMS, type RewardSpec } from "../catalog";
 import { type ReportWindow, resolveWindow, type WindowQuery } from "./window";
 import { statsRows, type StatsRow } from "../store/stats";
 import { distinctPlayers, playersPerDay } from "./players-window";
@@ -28,8 +28,7 @@ export const playActionOf = (game: string) => (game === "recon_grid" ? "recon_gr
 /** Games whose every play costs the same (so the gross payout is exact from net deltas). */
 const FIXED_PRICE: Record<string, Amounts> = { recon_grid: { free_spins: 0, missiles: 1, points: 0 } };
 
-export const AMOUNT_KINDS = ["free_spins", "missiles", "points"] as const;
-export type Amounts = Record<(typeof AMOUNT_KINDS)[number], number>;
+type Amounts = RewardSpec;
 export const zero = (): Amounts => ({ free_spins: 0, missiles: 0, points: 0 });
 const add = (a: Amounts, b: Amounts) => {
   for (const k of AMOUNT_KINDS) a[k] += b[k];

@@ -41,7 +41,7 @@ export const SalutesPayout = named(
   }),
 );
 const audience = audienceKey;
-const Promo = named(
+export const Promo = named(
   "MessengerPromo",
   t.Object({
     code: t.String(),

@@ -6,7 +6,8 @@ import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
 import { AppError } from "../../http/errors/errors";
 import { parseKeyPage } from "../../http/pagination";
-import { inAudience, rewardOfRow } from "../catalog";
+import { AMOUNT_KINDS, inAudience, reward, rewardOfRow } from "../catalog";
+import { schemaView } from "../../http/schema-view";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";
 import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "../config/inputs";
@@ -14,21 +15,11 @@ import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
 import { paySalutes } from "./salutes-reward";
-import type { PromoModel } from "./promos-model";
+import { Promo, type PromoModel } from "./promos-model";
 
 type NewPromo = Static<typeof PromoModel.createBody>;
 
-const promoView = (p: PromoRow) => ({
-  code: p.code,
-  reward: rewardOfRow(p),
-  reward_salutes: p.reward_salutes,
-  max_claims: p.max_claims,
-  claims: p.claims,
-  audience_group: p.audience_group,
-  expires_at: p.expires_at,
-  enabled: p.enabled === 1,
-  created_at: p.created_at,
-});
+const promoView = (p: PromoRow) => schemaView(Promo, p, { reward: rewardOfRow(p), enabled: p.enabled === 1 });
 
 /** POST /api/messenger/admin/games/promos: creates a code, or with update: true changes one. */
 export async function createPromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
@@ -80,12 +71,8 @@ async function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo
         details: [{ field: "body.code", problem: "no such promo" }],
       });
     if (input.reward) {
-      const r = input.reward;
-      const same =
-        (r.free_spins ?? 0) === before.reward_free_spins &&
-        (r.missiles ?? 0) === before.reward_missiles &&
-        (r.points ?? 0) === before.reward_points &&
-        (r.salutes ?? null) === before.reward_salutes;
+      const [sent, stored] = [reward(input.reward), rewardOfRow(before)];
+      const same = AMOUNT_KINDS.every((k) => sent[k] === stored[k]) && (input.reward.salutes ?? null) === before.reward_salutes;
       if (!same)
         throw new AppError("conflict", `body.reward: the reward of ${before.code} is fixed once created; create a new code for another reward`, {
           details: [{ field: "body.reward", problem: "cannot change after creation" }],
