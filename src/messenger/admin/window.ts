@@ -21,22 +21,17 @@ export const windowQueryFields = (defaultDays: number) => ({
   ),
 });
 
-/** A resolved window: inclusive UTC days `from`..`to` (YYYY-MM-DD), and the instants that bound it. */
-export interface ReportWindow {
-  from: string;
-  to: string;
-  days: number;
-  /** The preset's name, or `last_<n>d` for days. */
-  label: string;
-  since: string;
-  until: string;
-}
-
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 
-function span(fromMs: number, toMs: number, label: string): ReportWindow {
+/**
+ * A resolved window: inclusive UTC days `from`..`to` (YYYY-MM-DD), its label (the preset's name, or `last_<n>d` for
+ * days), and the instants that bound it.
+ */
+export type ReportWindow = ReturnType<typeof span>;
+
+function span(fromMs: number, toMs: number, label: string) {
   return {
     from: dayOf(fromMs),
     to: dayOf(toMs),

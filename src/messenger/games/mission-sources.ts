@@ -5,7 +5,8 @@
 // mission, and such missions live under tighter limits (smaller caps and rewards, no salutes), since their
 // progress is only the client's word. An event type that is neither is refused at creation.
 import type { Queryable, Statement } from "../../db/port";
-import { AppError } from "../../http/errors/errors";
+import { AMOUNT_KINDS } from "../catalog";
+import { badField } from "../config/inputs";
 import { addObserved, addObservedStatement } from "../store/missions";
 
 /** Event types the server observes, and what counts one unit. */
@@ -45,20 +46,18 @@ export function observeEvent(t: Queryable, telegramUserId: number, eventType: Se
 export const observedStatement = (telegramUserId: number, eventType: ServerObservedEvent, units = 1): Statement =>
   addObservedStatement(telegramUserId, eventType, units);
 
-const bad = (field: string, problem: string) => new AppError("invalid_payload", `${field} ${problem}`, { details: [{ field, problem }] });
-
 const observedList = () => Object.keys(SERVER_OBSERVED_EVENTS).join(", ");
 
 /** The progress source of a new mission: refuses an event type that is neither observed nor declared self-reported. */
 export function progressSourceOrThrow(eventType: string, declared: ProgressSource | undefined): ProgressSource {
   if (isServerObserved(eventType)) {
     if (declared === "self_reported") {
-      throw bad("body.progress_source", `cannot be self_reported for ${eventType}: the server observes it, so its progress is the server's count`);
+      throw badField("body.progress_source", `cannot be self_reported for ${eventType}: the server observes it, so its progress is the server's count`);
     }
     return "server";
   }
   if (declared === "self_reported") return "self_reported";
-  throw bad(
+  throw badField(
     "body.event_type",
     `${JSON.stringify(eventType)} is not an event type the server observes (${observedList()}); ` +
       'a mission counted by the mini-app must be declared with progress_source: "self_reported"',
@@ -76,23 +75,23 @@ export interface MissionLimitsInput {
 export function checkMissionLimitsOrThrow(source: ProgressSource, m: MissionLimitsInput): void {
   if (m.event_type !== undefined) {
     if (source === "server" && !isServerObserved(m.event_type)) {
-      throw bad("body.event_type", `must be one the server observes for this server-counted mission (${observedList()})`);
+      throw badField("body.event_type", `must be one the server observes for this server-counted mission (${observedList()})`);
     }
     if (source === "self_reported" && isServerObserved(m.event_type)) {
-      throw bad("body.event_type", `cannot be ${m.event_type} on a self-reported mission: the server observes it (create a server-counted mission)`);
+      throw badField("body.event_type", `cannot be ${m.event_type} on a self-reported mission: the server observes it (create a server-counted mission)`);
     }
   }
   if (source === "server") return;
   const L = SELF_REPORTED_LIMITS;
-  if (m.daily_cap !== undefined && m.daily_cap > L.daily_cap) throw bad("body.daily_cap", `must be at most ${L.daily_cap} on a self-reported mission`);
+  if (m.daily_cap !== undefined && m.daily_cap > L.daily_cap) throw badField("body.daily_cap", `must be at most ${L.daily_cap} on a self-reported mission`);
   if (m.per_minute_cap !== undefined && m.per_minute_cap > L.per_minute_cap)
-    throw bad("body.per_minute_cap", `must be at most ${L.per_minute_cap} on a self-reported mission`);
-  for (const k of ["free_spins", "missiles", "points"] as const) {
+    throw badField("body.per_minute_cap", `must be at most ${L.per_minute_cap} on a self-reported mission`);
+  for (const k of AMOUNT_KINDS) {
     const v = m.reward?.[k];
-    if (v !== undefined && v > L.reward[k]) throw bad(`body.reward.${k}`, `must be at most ${L.reward[k]} on a self-reported mission`);
+    if (v !== undefined && v > L.reward[k]) throw badField(`body.reward.${k}`, `must be at most ${L.reward[k]} on a self-reported mission`);
   }
   const salutes = m.reward?.salutes;
   if (salutes !== undefined && salutes !== null && Number(salutes) !== 0) {
-    throw bad("body.reward.salutes", "is not allowed on a self-reported mission: salutes are not paid on the client's word");
+    throw badField("body.reward.salutes", "is not allowed on a self-reported mission: salutes are not paid on the client's word");
   }
 }

@@ -17,7 +17,7 @@ import { inOrder } from "../../db/in-order";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
-import { adminListAnswer, type PageInput } from "../config/inputs";
+import { adminListAnswer, badField, type PageInput } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
 import { reward, rewardOfRow } from "../catalog";
 import { lockedPlayer } from "../players";
@@ -232,8 +232,7 @@ async function progressIn(
   const [e] = await inOrder(lockEnrollment(t, telegramUserId, input.mission_key), holdMissionTarget(t, input.mission_key));
   const m = await activeMission(t, input.mission_key);
   if (m.progress_source === "self_reported" && input.progress === undefined) {
-    const problem = "is required for a self-reported mission (the absolute progress now)";
-    throw new AppError("invalid_payload", `body.progress ${problem}`, { details: [{ field: "body.progress", problem }] });
+    throw badField("body.progress", "is required for a self-reported mission (the absolute progress now)");
   }
   if (!e) throw new AppError("mission_not_enrolled", `Enroll in ${input.mission_key} before reporting progress`);
   const base = {
