@@ -10,6 +10,8 @@ import { activeWheel, expectedValue } from "../config/wheel-campaigns";
 import { catalogOf } from "../games/games";
 import { blankPlayer, getPlayer } from "../players";
 import { catalogCampaignsOfGame, newestWheelCampaigns } from "../store/config";
+import { ConsideredCampaign } from "../config/model";
+import { schemaView } from "../../http/schema-view";
 
 /** How many campaigns per game (and wheel campaigns) the admin view lists, newest first. */
 const MAX_LISTED = 50;
@@ -40,15 +42,7 @@ export async function catalogPreview(ctx: AppContext, q: PreviewQuery) {
   /** What the preview says of every campaign it considered, catalog or wheel (its audience group is listed below). */
   const considered = (c: Pick<WheelCampaignRow, "title" | "audience_group" | "starts_at" | "ends_at" | "enabled">) => {
     referenced.add(c.audience_group);
-    return {
-      title: c.title,
-      audience_group: c.audience_group,
-      starts_at: c.starts_at,
-      ends_at: c.ends_at,
-      enabled: c.enabled === 1,
-      in_audience: member(c.audience_group),
-      in_window: inWindow(c, now),
-    };
+    return schemaView(ConsideredCampaign, c, { enabled: c.enabled === 1, in_audience: member(c.audience_group), in_window: inWindow(c, now) });
   };
   const explain = GAMES.map((g) => {
     const access = catalogAccess(config, player, g.game_key, now);
