@@ -8,6 +8,7 @@
 // the insert draws its id): a window's edge may then move by those rows — a report's rounding, not a count lost.
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
+import type { StoredSegment } from "../config/cache";
 import { wheelSegmentsText } from "../store/config";
 import { spinCounts, spinCreatedFrom, spinIdBounds } from "../store/fair";
 import { gridCounts, gridCreatedFrom, gridIdBounds } from "../store/grids";
@@ -48,15 +49,12 @@ async function windowIds(q: Queryable, table: IdTable, w: ReportWindow) {
   return { from: bounded ? to - SCAN_LIMIT : from, to, bounded };
 }
 
-interface SegmentDef {
-  label: string;
-  weight: number;
-  reward?: { free_spins?: number; missiles?: number; points?: number };
-}
+/** A segment as read back from a campaign's stored JSON: its reward may be partial or absent. */
+type SegmentDef = Omit<StoredSegment, "reward"> & { reward?: Partial<StoredSegment["reward"]> };
 
 /** A campaign's segments: the built-in wheel, or an operator campaign's stored JSON (read defensively). */
 async function campaignSegments(q: Queryable, key: string): Promise<SegmentDef[] | null> {
-  if (key === WHEEL_CAMPAIGN.campaign_key) return WHEEL_CAMPAIGN.segments.map((s) => ({ label: s.label, weight: s.weight, reward: s.reward }));
+  if (key === WHEEL_CAMPAIGN.campaign_key) return WHEEL_CAMPAIGN.segments;
   const text = await wheelSegmentsText(q, key);
   if (text === null) return null;
   try {
