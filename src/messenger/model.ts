@@ -60,7 +60,6 @@ export const InitOnlyBody = initBody({});
 export const InitQuery = t.Object({ init_data: initData, include_meta: t.Optional(t.String()) });
 
 export const MessengerModel = {
-  initData,
   verified: named(
     "MessengerIdentity",
     Envelope({
@@ -219,7 +218,6 @@ export const GamesModel = {
       ...Replayed,
     }),
   ),
-  quantity,
 };
 export { Replayed, Fairness, RevealedSeed };
 

@@ -73,8 +73,6 @@ export const RolloutCheck = named(
   }),
 );
 
-const windowQuery = t.Object({ ...windowQueryFields(30), ...includeMetaQuery });
-
 export const AnalyticsModel = {
   overviewQuery: t.Object({ ...windowQueryFields(30), games: gamesParam, ...includeMetaQuery }),
   exportQuery: t.Object({
@@ -85,7 +83,6 @@ export const AnalyticsModel = {
   }),
   checklistQuery: t.Object({ ...windowQueryFields(7), games: gamesParam, ...includeMetaQuery }),
   gameQuery: t.Object({ ...windowQueryFields(7), ...includeMetaQuery }),
-  windowQuery,
   overview: named(
     "MessengerGamesOverview",
     Envelope({

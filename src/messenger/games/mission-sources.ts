@@ -5,7 +5,6 @@
 // mission, and such missions live under tighter limits (smaller caps and rewards, no salutes), since their
 // progress is only the client's word. An event type that is neither is refused at creation.
 import type { Queryable, Statement } from "../../db/port";
-import { AMOUNT_KINDS } from "../catalog";
 import { badField } from "../config/inputs";
 import { addObserved, addObservedStatement } from "../store/missions";
 
@@ -86,7 +85,7 @@ export function checkMissionLimitsOrThrow(source: ProgressSource, m: MissionLimi
   if (m.daily_cap !== undefined && m.daily_cap > L.daily_cap) throw badField("body.daily_cap", `must be at most ${L.daily_cap} on a self-reported mission`);
   if (m.per_minute_cap !== undefined && m.per_minute_cap > L.per_minute_cap)
     throw badField("body.per_minute_cap", `must be at most ${L.per_minute_cap} on a self-reported mission`);
-  for (const k of AMOUNT_KINDS) {
+  for (const k of ["free_spins", "missiles", "points"] as const) {
     const v = m.reward?.[k];
     if (v !== undefined && v > L.reward[k]) throw badField(`body.reward.${k}`, `must be at most ${L.reward[k]} on a self-reported mission`);
   }
