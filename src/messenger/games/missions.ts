@@ -19,7 +19,7 @@ import { AppError } from "../../http/errors/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
 import { adminListAnswer, badField, type PageInput } from "../config/inputs";
 import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
-import { reward, rewardOfRow } from "../catalog";
+import { reward as fullReward, rewardOfRow } from "../catalog";
 import { lockedPlayer } from "../players";
 import {
   acceptedEventsSince,
@@ -65,7 +65,7 @@ export async function createMission(ctx: AppContext, admin: AdminRequest, input:
       eventType: input.event_type,
       source,
       target: input.target,
-      reward: { ...reward(input.reward), salutes: input.reward.salutes ?? null },
+      reward: { ...fullReward(input.reward), salutes: input.reward.salutes ?? null },
       dailyCap: input.daily_cap,
       perMinuteCap: input.per_minute_cap,
       at: now,

@@ -6,7 +6,7 @@ import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
 import { AppError } from "../../http/errors/errors";
 import { parseKeyPage } from "../../http/pagination";
-import { AMOUNT_KINDS, inAudience, reward, rewardOfRow } from "../catalog";
+import { AMOUNT_KINDS, reward as fullReward, inAudience, rewardOfRow } from "../catalog";
 import { schemaView } from "../../http/schema-view";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";
@@ -71,7 +71,7 @@ async function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo
         details: [{ field: "body.code", problem: "no such promo" }],
       });
     if (input.reward) {
-      const [sent, stored] = [reward(input.reward), rewardOfRow(before)];
+      const [sent, stored] = [fullReward(input.reward), rewardOfRow(before)];
       const same = AMOUNT_KINDS.every((k) => sent[k] === stored[k]) && (input.reward.salutes ?? null) === before.reward_salutes;
       if (!same)
         throw new AppError("conflict", `body.reward: the reward of ${before.code} is fixed once created; create a new code for another reward`, {

@@ -136,18 +136,14 @@ const ENTRY_COLUMNS = [
   "created_at",
 ] as const;
 export type LedgerEntry = Pick<LedgerRow, (typeof ENTRY_COLUMNS)[number]>;
+const LEDGER_PAGE = `SELECT ${ENTRY_COLUMNS.join(", ")} FROM messenger_ledger WHERE telegram_user_id = ? AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?`;
 
 /**
  * The player's entries, newest first, below `beforeId` (a keyset cursor; MAX_SAFE_INTEGER for the first page):
  * messenger_ledger_player_idx (telegram_user_id, id) serves both.
  */
 export const ledgerPage = (q: Queryable, telegramUserId: number, beforeId: number, limit: number, offset: number) =>
-  q.all<LedgerEntry>(`SELECT ${ENTRY_COLUMNS.join(", ")} FROM messenger_ledger WHERE telegram_user_id = ? AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?`, [
-    telegramUserId,
-    beforeId,
-    limit,
-    offset,
-  ]);
+  q.all<LedgerEntry>(LEDGER_PAGE, [telegramUserId, beforeId, limit, offset]);
 
 const UNFOLDED_COLUMNS = ["id", "telegram_user_id", "action", "game_key", "free_spin_delta", "missile_delta", "points_delta", "created_at"] as const;
 export type UnfoldedRow = Pick<LedgerRow, (typeof UNFOLDED_COLUMNS)[number]>;
