@@ -187,7 +187,6 @@ const Considered = {
   in_audience: t.Boolean(),
   in_window: t.Boolean(),
 };
-/** Considered as one object, for the view that fills it (catalog-preview.ts). */
 export const ConsideredCampaign = t.Object(Considered);
 
 export const GamesConfigModel = {
