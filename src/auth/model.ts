@@ -21,6 +21,23 @@ const Key = named(
   }),
 );
 
+/** A session as GET /admin/sessions lists it: nothing secret (no hash beyond the public handle). */
+export const AdminSessionView = named(
+  "AdminSessionView",
+  t.Object({
+    id: t.String({ description: "Public handle: the first 16 hex characters of the session hash (not a credential)" }),
+    admin_token_id: t.Integer(),
+    admin_token_name: t.String(),
+    created_at: t.String(),
+    expires_at: t.String(),
+    last_seen_at: t.Union([t.String(), t.Null()]),
+    revoked_at: t.Union([t.String(), t.Null()]),
+    client_ip: t.Union([t.String(), t.Null()]),
+    user_agent: t.Union([t.String(), t.Null()]),
+    active: t.Boolean({ description: "Not expired, not revoked, and its admin token not revoked" }),
+  }),
+);
+
 export const AuthModel = {
   key: Key,
   keyList: Envelope(

@@ -3,7 +3,9 @@ import type { AppContext } from "../context";
 import type { BatchedDeleteResult } from "../db/batched-delete";
 import { NotFoundError } from "../http/errors/errors";
 import { type KeyPageRequest, keyPageOf } from "../http/pagination";
+import { schemaView } from "../http/schema-view";
 import type { Actor } from "./actors";
+import { AdminSessionView } from "./model";
 import { sha256Hex } from "./admin";
 import { recordAudit } from "./audit";
 import * as store from "./store/sessions";
@@ -143,18 +145,6 @@ export class AdminSessions {
 
 const isActive = (row: SessionRow, now: string) => row.revoked_at === null && row.token_revoked_at === null && row.expires_at > now;
 
-/** A session as GET /admin/sessions lists it: nothing secret (no hash beyond the public handle). */
-function view(row: SessionRow, now: string) {
-  return {
-    id: sessionHandle(row.session_hash),
-    admin_token_id: row.admin_token_id,
-    admin_token_name: row.token_name,
-    created_at: row.created_at,
-    expires_at: row.expires_at,
-    last_seen_at: row.last_seen_at,
-    revoked_at: row.revoked_at,
-    client_ip: row.client_ip,
-    user_agent: row.user_agent,
-    active: isActive(row, now),
-  };
-}
+/** A session as GET /admin/sessions lists it (AdminSessionView). */
+const view = (row: SessionRow, now: string) =>
+  schemaView(AdminSessionView, row, { id: sessionHandle(row.session_hash), admin_token_name: row.token_name, active: isActive(row, now) });

@@ -15,6 +15,7 @@ import type { Guards } from "../auth/guards";
 import { operatorPage, operatorPageResponse, signInBodyHtml } from "./frame";
 import { redirect, SIGN_IN_PATH, safeNext, wantsHtml } from "../auth/session-plugin";
 import { SESSION_CURSOR, sameDigest } from "../auth/sessions";
+import { AdminSessionView } from "../auth/model";
 
 // Operator sign-in (docs/operations.md, "Operator sign-in and pages"): the console's door, drawn in its frame; what
 // it checks and records is auth's (admin tokens, sessions, the session cookie and its CSRF). The sign-in form
@@ -44,21 +45,6 @@ const SignInForm = named(
 );
 // The field every console form carries, optional so that without it a signed-in browser gets the CSRF refusal (403).
 const SignOutForm = named("SignOutForm", t.Object(csrfField, { additionalProperties: false }));
-const AdminSessionView = named(
-  "AdminSessionView",
-  t.Object({
-    id: t.String({ description: "Public handle: the first 16 hex characters of the session hash (not a credential)" }),
-    admin_token_id: t.Integer(),
-    admin_token_name: t.String(),
-    created_at: t.String(),
-    expires_at: t.String(),
-    last_seen_at: t.Union([t.String(), t.Null()]),
-    revoked_at: t.Union([t.String(), t.Null()]),
-    client_ip: t.Union([t.String(), t.Null()]),
-    user_agent: t.Union([t.String(), t.Null()]),
-    active: t.Boolean({ description: "Not expired, not revoked, and its admin token not revoked" }),
-  }),
-);
 
 const htmlPage = { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } };
 const seeOther = { 303: { description: "See Other: Location is the next page" } };

@@ -233,18 +233,25 @@ function offsetShape(count: number, hasMore: boolean, limit: number, offset: num
  */
 const echoOf = <E extends TProperties, F extends TProperties>(paging: E, filters: F) => t.Object<Omit<E, keyof F> & F>({ ...paging, ...filters });
 
-/** The `query` echo of a list paged by cursor or offset (`pageOf`, `keyPageOf`), with the route's own filters. */
-export const PageQueryEcho = <F extends TProperties>(filters: F = {} as F) =>
-  echoOf({ limit: t.Integer(), offset: t.Integer(), cursor: t.Union([t.String(), t.Null()]) }, filters);
+/** The `query` echo of one kind of list: its paging fields (`paging`), then the route's own filters. */
+const echoWith =
+  <E extends TProperties>(paging: E) =>
+  <F extends TProperties>(filters: F = {} as F) =>
+    echoOf(paging, filters);
 
-/** The `query` echo of a list paged by offset only: `cursor` is always null (none is issued). */
-export const OffsetQueryEcho = <F extends TProperties>(filters: F = {} as F) => echoOf({ limit: t.Integer(), offset: t.Integer(), cursor: t.Null() }, filters);
-
+/** The paging fields echoed by a list paged by cursor or offset (`pageOf`, `keyPageOf`). */
+const PAGE_ECHO = { limit: t.Integer(), offset: t.Integer(), cursor: t.Union([t.String(), t.Null()]) };
+/** By a list paged by offset only: `cursor` is always null (none is issued). */
+const OFFSET_ECHO = { limit: t.Integer(), offset: t.Integer(), cursor: t.Null() };
 /**
- * The `query` echo of a "latest N" view: a route that answers the newest `limit` rows and takes no offset or cursor
- * (the status trend and incidents, the latest transactions, the threshold history). `filters` are its own.
+ * By a "latest N" view: a route that answers the newest `limit` rows and takes no offset or cursor (the status trend
+ * and incidents, the latest transactions, the threshold history).
  */
-export const LatestQueryEcho = <F extends TProperties>(filters: F = {} as F) => echoOf({ limit: t.Integer(), offset: t.Literal(0), cursor: t.Null() }, filters);
+const LATEST_ECHO = { limit: t.Integer(), offset: t.Literal(0), cursor: t.Null() };
+
+export const PageQueryEcho = echoWith(PAGE_ECHO);
+export const OffsetQueryEcho = echoWith(OFFSET_ECHO);
+export const LatestQueryEcho = echoWith(LATEST_ECHO);
 
 /**
  * `count`, `query` and `pagination` of a "latest N" view, from rows fetched with LIMIT limit+1: `has_more` says older rows
@@ -270,29 +277,20 @@ const listFields = <K extends string, I extends TSchema, Q extends TSchema, B ex
 
 type NoFields = Record<never, never>;
 
-/** The fields of a list answer paged by cursor or offset (`pageOf`, `keyPageOf`); see listFields. */
-export const ListAnswer = <K extends string, I extends TSchema, F extends TProperties = NoFields, B extends TProperties = NoFields>(
-  key: K,
-  items: I,
-  filters?: F,
-  between?: B,
-) => listFields(key, items, PageQueryEcho(filters), between);
+/** The fields of a list answer whose `query` echo has these paging fields; see listFields. */
+const answerWith =
+  <E extends TProperties>(paging: E) =>
+  <K extends string, I extends TSchema, F extends TProperties = NoFields, B extends TProperties = NoFields>(key: K, items: I, filters?: F, between?: B) =>
+    listFields(key, items, echoOf(paging, filters ?? ({} as F)), between);
 
-/** The fields of a list answer paged by offset only (`offsetPage`, `totalPage`, `slicePage`); see listFields. */
-export const OffsetListAnswer = <K extends string, I extends TSchema, F extends TProperties = NoFields, B extends TProperties = NoFields>(
-  key: K,
-  items: I,
-  filters?: F,
-  between?: B,
-) => listFields(key, items, OffsetQueryEcho(filters), between);
+/** The fields of a list answer paged by cursor or offset (`pageOf`, `keyPageOf`). */
+export const ListAnswer = answerWith(PAGE_ECHO);
 
-/** The fields of a "latest N" view's answer (`latestPage`); see listFields. */
-export const LatestListAnswer = <K extends string, I extends TSchema, F extends TProperties = NoFields, B extends TProperties = NoFields>(
-  key: K,
-  items: I,
-  filters?: F,
-  between?: B,
-) => listFields(key, items, LatestQueryEcho(filters), between);
+/** The fields of a list answer paged by offset only (`offsetPage`, `totalPage`, `slicePage`). */
+export const OffsetListAnswer = answerWith(OFFSET_ECHO);
+
+/** The fields of a "latest N" view's answer (`latestPage`). */
+export const LatestListAnswer = answerWith(LATEST_ECHO);
 
 /**
  * The value of a list answer from a page (`pageOf`, `keyPageOf`, `totalPage` …): `count`, the list's own figures

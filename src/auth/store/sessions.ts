@@ -1,21 +1,11 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
 import type { Queryable, Store } from "../../db/port";
+import type { RowOf } from "../../db/rows";
+import type { adminSessions } from "../tables";
 
 // admin_sessions (with the name and state of the token each was opened with).
 
-export interface SessionRow {
-  session_hash: string;
-  csrf_hash: string;
-  admin_token_id: number;
-  token_name: string;
-  token_revoked_at: string | null;
-  created_at: string;
-  expires_at: string;
-  last_seen_at: string | null;
-  revoked_at: string | null;
-  client_ip: string | null;
-  user_agent: string | null;
-}
+export type SessionRow = RowOf<typeof adminSessions> & { token_name: string; token_revoked_at: string | null };
 
 const SELECT = `SELECT s.session_hash, s.csrf_hash, s.admin_token_id, t.name AS token_name, t.revoked_at AS token_revoked_at,
   s.created_at, s.expires_at, s.last_seen_at, s.revoked_at, s.client_ip, s.user_agent

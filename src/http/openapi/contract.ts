@@ -2,7 +2,6 @@ import type { DocumentDecoration, TSchema } from "elysia";
 import { isOperatorPath } from "../caching/cache-control";
 import { publicRateGroup } from "../rate-limit/route-groups";
 import { STRICT_TRANSPORT_SECURITY } from "../security-headers";
-import type { OpenApiDocument } from "./components";
 import { READ_NONCE } from "./headers";
 
 // What every operation's entry says beyond its own declaration, derived from how the route is served (the HTTP
@@ -25,7 +24,7 @@ import { READ_NONCE } from "./headers";
 
 // biome-ignore lint/suspicious/noExplicitAny: OpenAPI objects of every shape, read and written by key
 type Json = Record<string, any>;
-type Operation = Json & { responses?: Record<string, Json>; parameters?: Json[]; requestBody?: Json; security?: Json[] };
+export type Operation = Json & { responses?: Record<string, Json>; parameters?: Json[]; requestBody?: Json; security?: Json[] };
 
 /** The detail key a route's `conditionalGet()` sets; the pass below turns it into 304 and the validators' headers. */
 export const CONDITIONAL = "x-herald-conditional";
@@ -219,88 +218,83 @@ const READ_REPLAY =
 const errorEntry = (status: number) => ({ description: `HTTP ${status}`, content: { "application/json": { schema: { $ref: ERROR_REF } } } });
 const credentialNames = (op: Operation) => new Set((op.security ?? []).flatMap((s) => Object.keys(s)));
 
-/** Adds what each operation's serving implies (see the file's head); runs on paths before the error responses are typed. */
-export function completeOperations(paths: OpenApiDocument["paths"]): void {
-  for (const [path, item] of Object.entries(paths)) {
-    for (const [method, op] of Object.entries(item) as Array<[string, Operation]>) {
-      op.security ??= [];
-      // A guard's macro and the route may both name a tag (Elysia appends one list to the other).
-      if (Array.isArray(op.tags)) op.tags = [...new Set(op.tags)];
-      const shapes = takeMark<{ by: "id" | "update"; required: string[] }>(op, CREATE_OR_UPDATE);
-      if (shapes)
-        for (const media of Object.values(op.requestBody?.content ?? {}) as Json[])
-          media.schema = createOrUpdateShapes(media.schema, shapes.by, shapes.required);
-      const download = takeMark(op, DOWNLOAD) === true;
-      const cacheValue = takeMark<string>(op, CACHE_CONTROL);
-      const operator = isOperatorPath(path);
-      const required = takeMark<string[]>(op, REQUIRED_HEADERS);
-      for (const p of op.parameters ?? []) if (p.in === "header" && required?.includes(String(p.name).toLowerCase())) p.required = true;
-      const responses = (op.responses ??= {});
-      const add = (status: number) => {
-        responses[String(status)] ??= errorEntry(status);
-      };
-      const credentials = credentialNames(op);
-      // The core reads and checks a body on every method that may carry one, whether the route takes one or not.
-      if (op.requestBody) for (const s of [400, 408, 413, 415]) add(s);
-      else if (["post", "put", "patch", "delete"].includes(method)) for (const s of [400, 413, 415]) add(s);
-      // A signed read's optional nonce is not one of them: a malformed one is the signature's 401, a used one 409.
-      if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || (p.in === "header" && !isReadNonce(p)))) add(400);
-      // Before routing the core refuses a request line over its bound (414) and a declared body over its limit
-      // (413, on any method); a database that does not answer, or a draining instance, is 503 anywhere.
-      for (const s of [413, 414, 503]) add(s);
-      // Bun's own refusal, before Herald reads the request: more than 198 header fields, or a header section over
-      // --max-http-header-size (64 KiB under herald and npm start). No body; the connection is closed.
-      responses["431"] ??= { description: "Request header fields too large (Bun's answer before any Herald code runs: over 198 fields or 64 KiB); no body" };
-      const limited = publicRateGroup(path) !== null || credentials.has("PartnerKey") || credentials.has("MiniAppInitData");
-      if (limited) add(429);
-      if (credentials.has("PartnerKey") || credentials.has("MiniAppInitData") || credentials.has("BotWebhookSecret")) add(401);
-      if (credentials.has("AdminBearer") || credentials.has("AdminSession")) add(403);
-      // A signed request whose nonce was seen before is 409 replay_detected, a read as well as a write; a read says so
-      // beside the shared Conflict response (a read's nonce is optional: docs/partner-auth.md §11).
-      if (credentials.has("PartnerKey")) responses["409"] ??= signedRead(op) ? { ...errorEntry(409), description: READ_REPLAY } : errorEntry(409);
-      // An operator page refuses what it cannot show with the page and the message, a missing one too.
-      if (credentials.has("AdminSession") && method === "get") add(404);
-      const validators = takeMark<Validator[]>(op, CONDITIONAL);
-      if (validators && method === "get") {
-        const sent = Object.fromEntries(validators.map((v) => VALIDATORS[v]));
-        responses["304"] ??= { description: "Not modified: the validator sent matches; no body" };
-        responses["304"].headers = { ...sent, ...responses["304"].headers };
-        if (responses["200"]) responses["200"].headers = { ...sent, ...responses["200"].headers };
-        const params = (op.parameters ??= []);
-        for (const [validator, name, description] of CONDITIONAL_HEADERS)
-          if (validators.includes(validator)) params.push({ in: "header", name, required: false, description, schema: { type: "string" } });
-      }
-      // An Idempotency-Key whose replay is a success (the operators' status routes: 200 with Idempotent-Replayed); a
-      // signed partner mutation's replay is its 409 (ConflictOrReplay, errors.ts), never a success.
-      const replaysSuccess =
-        !credentials.has("PartnerKey") && (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
-      const session = path.startsWith("/admin/sign-") || credentials.has("AdminSession");
-      for (const [status, res] of Object.entries(responses)) {
-        // 431 is Bun's own answer, sent before any Herald code runs: none of Herald's headers.
-        if (typeof res.$ref === "string" || status === "431") continue;
-        // An operator form's success without a declared body is a page (a result shown once, like a new secret).
-        if (session && /^2/.test(status) && !Object.keys(res.content ?? {}).length) res.content = { "text/html": { schema: { type: "string" } } };
-        const types = Object.keys(res.content ?? {});
-        const html = types.some((m) => m.startsWith("text/html"));
-        // Exactly where a name is sent: the contract check reports a declared Content-Disposition no answer carried.
-        const file = download || types.some((m) => FILE_TYPES.test(m));
-        // Cache-Control: on an operator route's every answer, a page's, a conditional GET's 200 and 304, a cached route's successes.
-        const cache =
-          operator || html || (validators !== undefined && (status === "200" || status === "304")) || (cacheValue !== undefined && /^[23]/.test(status));
-        res.headers = {
-          ...COMMON,
-          ...(html && PAGE),
-          ...(cache && { "Cache-Control": cacheControl(operator ? undefined : cacheValue) }),
-          ...(limited && RATE),
-          // A redirect names where it goes; 304 (not modified) is not one.
-          ...(/^30[12378]$/.test(status) && { Location: ref("Location") }),
-          ...(replaysSuccess && Number(status) < 300 && { "Idempotent-Replayed": ref("IdempotentReplayed") }),
-          ...(file && status === "200" && { "Content-Disposition": ref("ContentDisposition") }),
-          ...(session && { "Set-Cookie": ref("SetCookie") }),
-          ...res.headers,
-        };
-      }
-    }
+/** Adds what an operation's serving implies (see the file's head); runs before its error responses are typed. */
+export function completeOperation(path: string, method: string, op: Operation): void {
+  op.security ??= [];
+  // A guard's macro and the route may both name a tag (Elysia appends one list to the other).
+  if (Array.isArray(op.tags)) op.tags = [...new Set(op.tags)];
+  const shapes = takeMark<{ by: "id" | "update"; required: string[] }>(op, CREATE_OR_UPDATE);
+  if (shapes)
+    for (const media of Object.values(op.requestBody?.content ?? {}) as Json[]) media.schema = createOrUpdateShapes(media.schema, shapes.by, shapes.required);
+  const download = takeMark(op, DOWNLOAD) === true;
+  const cacheValue = takeMark<string>(op, CACHE_CONTROL);
+  const operator = isOperatorPath(path);
+  const required = takeMark<string[]>(op, REQUIRED_HEADERS);
+  for (const p of op.parameters ?? []) if (p.in === "header" && required?.includes(String(p.name).toLowerCase())) p.required = true;
+  const responses = (op.responses ??= {});
+  const add = (status: number) => {
+    responses[String(status)] ??= errorEntry(status);
+  };
+  const credentials = credentialNames(op);
+  // The core reads and checks a body on every method that may carry one, whether the route takes one or not.
+  if (op.requestBody) for (const s of [400, 408, 413, 415]) add(s);
+  else if (["post", "put", "patch", "delete"].includes(method)) for (const s of [400, 413, 415]) add(s);
+  // A signed read's optional nonce is not one of them: a malformed one is the signature's 401, a used one 409.
+  if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || (p.in === "header" && !isReadNonce(p)))) add(400);
+  // Before routing the core refuses a request line over its bound (414) and a declared body over its limit
+  // (413, on any method); a database that does not answer, or a draining instance, is 503 anywhere.
+  for (const s of [413, 414, 503]) add(s);
+  // Bun's own refusal, before Herald reads the request: more than 198 header fields, or a header section over
+  // --max-http-header-size (64 KiB under herald and npm start). No body; the connection is closed.
+  responses["431"] ??= { description: "Request header fields too large (Bun's answer before any Herald code runs: over 198 fields or 64 KiB); no body" };
+  const limited = publicRateGroup(path) !== null || credentials.has("PartnerKey") || credentials.has("MiniAppInitData");
+  if (limited) add(429);
+  if (credentials.has("PartnerKey") || credentials.has("MiniAppInitData") || credentials.has("BotWebhookSecret")) add(401);
+  if (credentials.has("AdminBearer") || credentials.has("AdminSession")) add(403);
+  // A signed request whose nonce was seen before is 409 replay_detected, a read as well as a write; a read says so
+  // beside the shared Conflict response (a read's nonce is optional: docs/partner-auth.md §11).
+  if (credentials.has("PartnerKey")) responses["409"] ??= signedRead(op) ? { ...errorEntry(409), description: READ_REPLAY } : errorEntry(409);
+  // An operator page refuses what it cannot show with the page and the message, a missing one too.
+  if (credentials.has("AdminSession") && method === "get") add(404);
+  const validators = takeMark<Validator[]>(op, CONDITIONAL);
+  if (validators && method === "get") {
+    const sent = Object.fromEntries(validators.map((v) => VALIDATORS[v]));
+    responses["304"] ??= { description: "Not modified: the validator sent matches; no body" };
+    responses["304"].headers = { ...sent, ...responses["304"].headers };
+    if (responses["200"]) responses["200"].headers = { ...sent, ...responses["200"].headers };
+    const params = (op.parameters ??= []);
+    for (const [validator, name, description] of CONDITIONAL_HEADERS)
+      if (validators.includes(validator)) params.push({ in: "header", name, required: false, description, schema: { type: "string" } });
+  }
+  // An Idempotency-Key whose replay is a success (the operators' status routes: 200 with Idempotent-Replayed); a
+  // signed partner mutation's replay is its 409 (ConflictOrReplay, errors.ts), never a success.
+  const replaysSuccess =
+    !credentials.has("PartnerKey") && (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
+  const session = path.startsWith("/admin/sign-") || credentials.has("AdminSession");
+  for (const [status, res] of Object.entries(responses)) {
+    // 431 is Bun's own answer, sent before any Herald code runs: none of Herald's headers.
+    if (typeof res.$ref === "string" || status === "431") continue;
+    // An operator form's success without a declared body is a page (a result shown once, like a new secret).
+    if (session && /^2/.test(status) && !Object.keys(res.content ?? {}).length) res.content = { "text/html": { schema: { type: "string" } } };
+    const types = Object.keys(res.content ?? {});
+    const html = types.some((m) => m.startsWith("text/html"));
+    // Exactly where a name is sent: the contract check reports a declared Content-Disposition no answer carried.
+    const file = download || types.some((m) => FILE_TYPES.test(m));
+    // Cache-Control: on an operator route's every answer, a page's, a conditional GET's 200 and 304, a cached route's successes.
+    const cache =
+      operator || html || (validators !== undefined && (status === "200" || status === "304")) || (cacheValue !== undefined && /^[23]/.test(status));
+    res.headers = {
+      ...COMMON,
+      ...(html && PAGE),
+      ...(cache && { "Cache-Control": cacheControl(operator ? undefined : cacheValue) }),
+      ...(limited && RATE),
+      // A redirect names where it goes; 304 (not modified) is not one.
+      ...(/^30[12378]$/.test(status) && { Location: ref("Location") }),
+      ...(replaysSuccess && Number(status) < 300 && { "Idempotent-Replayed": ref("IdempotentReplayed") }),
+      ...(file && status === "200" && { "Content-Disposition": ref("ContentDisposition") }),
+      ...(session && { "Set-Cookie": ref("SetCookie") }),
+      ...res.headers,
+    };
   }
 }
 
@@ -335,18 +329,13 @@ export function errorResponseHeaders(status: number | null, kind: ResponseKind):
  * The headers routes declared with `sendsHeaders()`, on each of their answers: a shared error response the route
  * points at becomes its own copy with them (components.responses are shared by every route).
  */
-export function addRouteHeaders(paths: OpenApiDocument["paths"], shared: Record<string, Json>): void {
-  for (const item of Object.values(paths)) {
-    for (const op of Object.values(item) as Operation[]) {
-      const mark = takeMark<{ refusals: boolean; headers: Json }>(op, ROUTE_HEADERS);
-      if (!mark) continue;
-      const own = mark.headers;
-      for (const [status, res] of Object.entries(op.responses ?? {})) {
-        // Bun's own 431 carries none of the route's headers.
-        if (status === "default" || status === "431" || (!mark.refusals && Number(status) >= 400)) continue;
-        const base = typeof res.$ref === "string" ? shared[String(res.$ref).split("/").pop()!] : res;
-        if (base) op.responses![status] = { ...base, headers: { ...base.headers, ...own } };
-      }
-    }
+export function addRouteHeaders(op: Operation, shared: Record<string, Json>): void {
+  const mark = takeMark<{ refusals: boolean; headers: Json }>(op, ROUTE_HEADERS);
+  if (!mark) return;
+  for (const [status, res] of Object.entries(op.responses ?? {})) {
+    // Bun's own 431 carries none of the route's headers.
+    if (status === "default" || status === "431" || (!mark.refusals && Number(status) >= 400)) continue;
+    const base = typeof res.$ref === "string" ? shared[String(res.$ref).split("/").pop()!] : res;
+    if (base) op.responses![status] = { ...base, headers: { ...base.headers, ...mark.headers } };
   }
 }

@@ -1,7 +1,7 @@
 import { isOperatorPath } from "../caching/cache-control";
 import { ErrorBody } from "../envelope";
 import { ERROR_CATALOG } from "../errors/errors";
-import { errorResponseHeaders, PAGES, type ResponseKind } from "./contract";
+import { errorResponseHeaders, type Operation, PAGES, type ResponseKind } from "./contract";
 
 // Typed error responses. Every failure is the one `Error` body whose `error` is a code of the catalog
 // (src/http/errors/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
@@ -121,7 +121,7 @@ const sharedName = (status: number, kind: ResponseKind) =>
       : `${responseName(status)}${kind === "replay" ? "OrReplay" : ""}`;
 
 /** A signed mutation: its Idempotency-Key may replay the first answer (409 idempotency_replay). */
-const signedMutation = (op: { parameters?: Array<{ in?: string; name?: string }>; security?: Array<Record<string, unknown>> }) =>
+const signedMutation = (op: Operation) =>
   (op.security ?? []).some((s) => "PartnerKey" in s) &&
   (op.parameters ?? []).some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key");
 
@@ -140,7 +140,7 @@ const isErrorSchemaRef = (r: unknown) => {
  * Whether the operation answers a browser's refusal with a page (HTML): an operator page or form, or a route that
  * says so (`answersPages()`, whose mark is removed here).
  */
-function answersPages(path: string, op: Record<string, unknown> & { security?: Array<Record<string, unknown>> }): boolean {
+function answersPages(path: string, op: Operation): boolean {
   const marked = op[PAGES] === true;
   delete op[PAGES];
   return marked || path.startsWith("/admin/sign-") || (op.security ?? []).some((s) => "AdminSession" in s);
@@ -152,40 +152,30 @@ const isPageOnly = (r: unknown) => {
   return !!content && Object.keys(content).every((m) => m.startsWith("text/html"));
 };
 
-type ErrorOperation = Record<string, unknown> & {
-  responses?: Record<string, unknown>;
-  security?: Array<Record<string, unknown>>;
-  parameters?: Array<{ in?: string; name?: string }>;
-};
+/** components.responses before any operation points at one: `Error`, which every `default` refers to. */
+export const sharedErrorResponses = (): Record<string, Json> => ({ Error: errorResponse(null, "plain") });
 
 /**
- * Points each operation's error responses (declared with the Error body) at the shared typed response of their
- * status (an operator page's at its HTML-or-JSON twin), adds `default`, and returns components.responses for
- * every status used.
+ * Points the operation's error responses (declared with the Error body) at the shared typed response of their
+ * status (an operator page's at its HTML-or-JSON twin), adds `default`, and adds to `responses` (components.responses)
+ * each shared response it points at.
  */
-export function typeErrorResponses(paths: Record<string, Record<string, unknown>>): Record<string, Json> {
-  const responses: Record<string, Json> = { Error: errorResponse(null, "plain") };
-  for (const [path, item] of Object.entries(paths)) {
-    for (const op of Object.values(item) as ErrorOperation[]) {
-      if (!op?.responses) continue;
-      const page = answersPages(path, op);
-      const replays = signedMutation(op);
-      const operator = isOperatorPath(path);
-      for (const [key, res] of Object.entries(op.responses)) {
-        const status = Number(key);
-        // 431 is Bun's bare refusal (contract.ts): no body, on pages too.
-        if (!Number.isInteger(status) || status < 400 || status === 431 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res)))))
-          continue;
-        const kind: ResponseKind = page ? "page" : operator ? "operator" : replays && status === 409 ? "replay" : "plain";
-        const name = sharedName(status, kind);
-        responses[name] ??= errorResponse(status, kind);
-        // What the route says of this refusal (when, which code) stays beside the shared response: OpenAPI 3.1 lets a
-        // reference carry its own description.
-        const said = (res as { description?: unknown }).description;
-        op.responses[key] = { $ref: `#/components/responses/${name}`, ...(routeSaid(said) && { description: said }) };
-      }
-      op.responses.default ??= { $ref: "#/components/responses/Error" };
-    }
+export function typeErrorResponses(path: string, op: Operation, responses: Record<string, Json>): void {
+  if (!op?.responses) return;
+  const page = answersPages(path, op);
+  const replays = signedMutation(op);
+  const operator = isOperatorPath(path);
+  for (const [key, res] of Object.entries(op.responses)) {
+    const status = Number(key);
+    // 431 is Bun's bare refusal (contract.ts): no body, on pages too.
+    if (!Number.isInteger(status) || status < 400 || status === 431 || !(isErrorSchemaRef(res) || (page && (isBareError(res) || isPageOnly(res))))) continue;
+    const kind: ResponseKind = page ? "page" : operator ? "operator" : replays && status === 409 ? "replay" : "plain";
+    const name = sharedName(status, kind);
+    responses[name] ??= errorResponse(status, kind);
+    // What the route says of this refusal (when, which code) stays beside the shared response: OpenAPI 3.1 lets a
+    // reference carry its own description.
+    const said = (res as { description?: unknown }).description;
+    op.responses[key] = { $ref: `#/components/responses/${name}`, ...(routeSaid(said) && { description: said }) };
   }
-  return responses;
+  op.responses.default ??= { $ref: "#/components/responses/Error" };
 }

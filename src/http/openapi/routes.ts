@@ -1,14 +1,13 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { type AppContext, stateOf } from "../../context";
-import type { TSchema } from "@sinclair/typebox";
 import { conditionalResponse } from "../caching/conditional";
 import { closedObject, jsonShapes, mapSchema, SchemaHoister, unmarked, type OpenApiDocument } from "./components";
-import { errorCodeSchema, idempotencyReplaySchema, typeErrorResponses } from "./errors";
+import { errorCodeSchema, idempotencyReplaySchema, sharedErrorResponses, typeErrorResponses } from "./errors";
 import { EXAMPLE_SCHEMAS } from "./examples";
-import { addCodeSamples, PYTHON_SIGNER_MARKDOWN } from "./samples";
+import { codeSamplesOf, PYTHON_SIGNER_MARKDOWN } from "./samples";
 import { signedMutationHeaders } from "./headers";
-import { addRouteHeaders, BODY_RULE, completeOperations, conditionalGet, HEADERS } from "./contract";
+import { addRouteHeaders, BODY_RULE, completeOperation, conditionalGet, HEADERS, type Operation } from "./contract";
 import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
@@ -28,34 +27,32 @@ const TAGS = [
   { name: "admin", description: "Operator-only routes (admin bearer token)" },
 ];
 
-type Operation = {
-  parameters?: Array<{ schema?: unknown }>;
-  requestBody?: { content?: Record<string, { schema?: unknown }> };
-  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
-};
-
 /** Builds the OpenAPI 3.1 document from the routes' typebox schemas (docs/api-reference.md describes it). */
 export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   const generated = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
   // JSON round trip: typebox's symbol keys go, and no two operations share a schema object any more.
   const paths = JSON.parse(JSON.stringify(generated.paths)) as OpenApiDocument["paths"];
-  addJsonRequestBodies(app, paths);
-  addDetailResponses(app, paths);
-  signedMutationHeaders(paths, ctx.config.idempotencyRequired);
-  typeNumericParameters(paths);
+  addRouteDeclarations(app, paths);
   const hoister = new SchemaHoister();
-  for (const item of Object.values(paths)) {
-    for (const op of Object.values(item) as Operation[]) {
+  const responses = sharedErrorResponses();
+  // One pass: each operation goes through every step in turn (the steps read only their own operation, and the
+  // shared responses and schemas it adds are kept in the order the operations come).
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(item) as Array<[string, Operation]>) {
+      signedMutationHeaders(op, ctx.config.idempotencyRequired);
+      typeNumericParameters(op);
       for (const param of op.parameters ?? []) param.schema = unmarked(param.schema);
-      for (const media of Object.values(op.requestBody?.content ?? {})) media.schema = unmarked(mapSchema(media.schema, jsonShapes));
+      for (const media of Object.values(op.requestBody?.content ?? {}) as Operation[]) media.schema = unmarked(mapSchema(media.schema, jsonShapes));
       for (const res of Object.values(op.responses ?? {})) {
-        for (const media of Object.values(res.content ?? {})) media.schema = hoister.hoist(mapSchema(media.schema, (n) => closedObject(jsonShapes(n))));
+        for (const media of Object.values(res.content ?? {}) as Operation[])
+          media.schema = hoister.hoist(mapSchema(media.schema, (n) => closedObject(jsonShapes(n))));
       }
+      completeOperation(path, method, op);
+      typeErrorResponses(path, op, responses);
+      addRouteHeaders(op, responses);
+      op["x-codeSamples"] = codeSamplesOf(ctx.config.publicBaseUrl, path, method, op);
     }
   }
-  completeOperations(paths);
-  const responses = typeErrorResponses(paths);
-  addRouteHeaders(paths, responses);
   const schemas: Record<string, Record<string, unknown>> = {
     ...hoister.schemas,
     ErrorCode: errorCodeSchema(),
@@ -64,7 +61,6 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   const error = schemas.Error as { properties?: Record<string, unknown> } | undefined;
   if (error?.properties) error.properties.error = { $ref: "#/components/schemas/ErrorCode" };
   for (const [name, example] of Object.entries(EXAMPLE_SCHEMAS)) if (schemas[name]) schemas[name].examples = [example];
-  addCodeSamples(paths as Record<string, Record<string, Record<string, unknown>>>, ctx.config.publicBaseUrl);
   return {
     openapi: "3.1.1",
     info: {
@@ -134,43 +130,35 @@ const operationOf = <O>(paths: OpenApiDocument["paths"], route: RouteOf<unknown>
   paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()] as O | undefined;
 
 /**
- * Herald parses bodies with its own JSON parser (byte-counted, raw bytes kept for signatures), and the OpenAPI
- * generator lists no content type for a function parser — so the request bodies are filled in from each
- * route's typebox schema here.
+ * What the generator leaves out of a route's operation, from the route's own declaration:
+ * - the request body: Herald parses bodies with its own JSON parser (byte-counted, raw bytes kept for signatures),
+ *   and the generator lists no content type for a function parser — so it is filled in from the route's typebox schema;
+ * - responses the route declares in its detail (a redirect, an image, a feed, a CSV twin: answers with no typebox
+ *   schema) beside the ones of its `response` schemas: the generator keeps only the latter when both are given.
  */
-function addJsonRequestBodies(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
-  for (const route of app.routes as Array<RouteOf<{ body?: unknown; detail?: unknown }>>) {
-    if (!route.hooks?.body) continue;
-    const op = operationOf<{ requestBody?: Record<string, unknown>; [BODY_RULE]?: { anyOf?: unknown[] } }>(paths, route);
+function addRouteDeclarations(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
+  for (const route of app.routes as Array<RouteOf<{ body?: unknown; detail?: { responses?: Record<string, unknown> } }>>) {
+    const op = operationOf<Operation>(paths, route);
     if (!op) continue;
-    // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
-    const schema = JSON.parse(JSON.stringify(route.hooks.body));
-    // A rule across fields the route checks itself (contract.ts bodyRule): its shapes, one of which the body takes.
-    const rule = op[BODY_RULE];
-    delete op[BODY_RULE];
-    if (rule?.anyOf) schema.anyOf = rule.anyOf;
-    // The sign-in forms (src/http/body/form-body.ts) declare their form content type; the schema goes under it.
-    const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
-    // An absent body is `{}` on an object route (RouteIndex.absentBodyIsEmpty): one with no required field takes none.
-    const required = schema.type !== "object" || (Array.isArray(schema.required) && schema.required.length > 0);
-    op.requestBody = { required, content: { [type]: { schema } } };
-  }
-}
-
-/**
- * Responses a route declares in its detail (a redirect, an image, a feed, a CSV twin: answers with no typebox
- * schema) beside the ones of its `response` schemas: the generator keeps only the latter when both are given.
- */
-function addDetailResponses(app: AnyElysia, paths: OpenApiDocument["paths"]): void {
-  for (const route of app.routes as Array<RouteOf<{ detail?: { responses?: Record<string, unknown> } }>>) {
+    if (route.hooks?.body) {
+      // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
+      const schema = JSON.parse(JSON.stringify(route.hooks.body));
+      // A rule across fields the route checks itself (contract.ts bodyRule): its shapes, one of which the body takes.
+      const rule = op[BODY_RULE];
+      delete op[BODY_RULE];
+      if (rule?.anyOf) schema.anyOf = rule.anyOf;
+      // The sign-in forms (src/http/body/form-body.ts) declare their form content type; the schema goes under it.
+      const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
+      // An absent body is `{}` on an object route (RouteIndex.absentBodyIsEmpty): one with no required field takes none.
+      const required = schema.type !== "object" || (Array.isArray(schema.required) && schema.required.length > 0);
+      op.requestBody = { required, content: { [type]: { schema } } };
+    }
     const declared = route.hooks?.detail?.responses;
     if (!declared) continue;
-    const op = operationOf<{ responses?: Record<string, unknown> }>(paths, route);
-    if (!op) continue;
     op.responses ??= {};
-    for (const [status, res] of Object.entries(declared) as Array<[string, { content?: Record<string, unknown> }]>) {
-      const copy = JSON.parse(JSON.stringify(res)) as { content?: Record<string, unknown> };
-      const existing = op.responses[status] as { content?: Record<string, unknown> } | undefined;
+    for (const [status, res] of Object.entries(declared)) {
+      const copy = JSON.parse(JSON.stringify(res));
+      const existing = op.responses[status];
       // A status both declare: the detail's media types join the schema's (a CSV twin of a JSON answer).
       if (existing) existing.content = { ...copy.content, ...existing.content };
       else op.responses[status] = copy;
@@ -182,21 +170,17 @@ function addDetailResponses(app: AnyElysia, paths: OpenApiDocument["paths"]): vo
  * A numeric query or path parameter is declared with Elysia's coercing type (a union of "numeric text" and
  * the number); clients see what the server accepts after coercion: `{ type: integer, minimum, maximum }`.
  */
-function typeNumericParameters(paths: OpenApiDocument["paths"]): void {
-  for (const ops of Object.values(paths)) {
-    for (const op of Object.values(ops) as Array<{ parameters?: Array<{ schema?: TSchema }> }>) {
-      for (const param of op.parameters ?? []) {
-        const spec = numericSpecOf(param.schema);
-        if (!spec || !param.schema) continue;
-        const { description } = param.schema as { description?: string };
-        param.schema = {
-          type: spec.integer ? "integer" : "number",
-          ...(spec.minimum !== undefined && { minimum: spec.minimum }),
-          ...(spec.maximum !== undefined && { maximum: spec.maximum }),
-          ...(description !== undefined && { description }),
-        } as unknown as TSchema;
-      }
-    }
+function typeNumericParameters(op: Operation): void {
+  for (const param of op.parameters ?? []) {
+    const spec = numericSpecOf(param.schema);
+    if (!spec || !param.schema) continue;
+    const { description } = param.schema as { description?: string };
+    param.schema = {
+      type: spec.integer ? "integer" : "number",
+      ...(spec.minimum !== undefined && { minimum: spec.minimum }),
+      ...(spec.maximum !== undefined && { maximum: spec.maximum }),
+      ...(description !== undefined && { description }),
+    };
   }
 }
 

@@ -222,10 +222,3 @@ export function codeSamplesOf(baseUrl: string, path: string, method: string, op:
     { lang: "python", label: "Python", source: pythonSample(access, m, req.url, req.body, jsonResponse) },
   ];
 }
-
-/** Adds `x-codeSamples` to every operation of `paths`. */
-export function addCodeSamples(paths: Record<string, Record<string, Json>>, baseUrl: string): void {
-  for (const [path, item] of Object.entries(paths)) {
-    for (const [method, op] of Object.entries(item)) op["x-codeSamples"] = codeSamplesOf(baseUrl, path, method, op);
-  }
-}

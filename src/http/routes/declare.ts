@@ -2,7 +2,7 @@ import { t, type TSchema } from "elysia";
 import { ErrorBody } from "../envelope";
 
 // A route declares only the refusals of its own checks: the document derives the rest from how the route is
-// served (completeOperations, src/http/openapi/contract.ts): 400 where it reads a parameter or body, 408, 413 and
+// served (completeOperation, src/http/openapi/contract.ts): 400 where it reads a parameter or body, 408, 413 and
 // 415 for bodies, 414 and 503 everywhere, 429 behind a limit, 401 from a partner's, mini-app's or bot's
 // credential, 409 (a replayed nonce) from a partner's, 403 from an operator's. Refusals are thrown and answered by
 // the core's onError, which Elysia does not check against `response`: the entries only document.
