@@ -16,13 +16,7 @@ export const BEARER = /^bearer +([\x21-\x7e]{16,512})$/i;
 export const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** An admin token as `herald admin-token list` shows it: never the token, never its hash. */
-export interface AdminTokenView {
-  id: number;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+export type AdminTokenView = store.TokenView;
 
 /**
  * Operator tokens: random, shown once, stored as SHA-256 hashes. A lookup by hash is already constant-time

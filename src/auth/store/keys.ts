@@ -27,31 +27,23 @@ export async function insertKey(
   );
 }
 
-export function listKeys(q: Queryable, f: { partner: string | null; mode: string | null; status: string | null }) {
-  return q.all<KeyRow>(
-    `SELECT * FROM partner_keys
-     WHERE (CAST(? AS text) IS NULL OR partner = ?) AND (CAST(? AS text) IS NULL OR mode = ?) AND (CAST(? AS text) IS NULL OR status = ?)
-     ORDER BY created_at, key_id`,
-    [f.partner, f.partner, f.mode, f.mode, f.status, f.status],
-  );
-}
+/** The key lists' filters (a null one matches every key), and their parameters. */
+type KeyFilter = { partner: string | null; mode: string | null; status: string | null };
+const FILTERS = "(CAST(? AS text) IS NULL OR partner = ?) AND (CAST(? AS text) IS NULL OR mode = ?) AND (CAST(? AS text) IS NULL OR status = ?)";
+const filterArgs = (f: KeyFilter) => [f.partner, f.partner, f.mode, f.mode, f.status, f.status];
+
+export const listKeys = (q: Queryable, f: KeyFilter) => q.all<KeyRow>(`SELECT * FROM partner_keys WHERE ${FILTERS} ORDER BY created_at, key_id`, filterArgs(f));
 
 /**
  * A page of keys in the list's order (oldest first, then by id), LIMIT `limit`: after `after` (the previous page's
  * last key: its created_at and key_id) or from `offset`.
  */
-export function keysPage(
-  q: Queryable,
-  f: { partner: string | null; mode: string | null; status: string | null },
-  p: { after: { createdAt: string; keyId: string } | null; limit: number; offset: number },
-) {
-  const filters = "(CAST(? AS text) IS NULL OR partner = ?) AND (CAST(? AS text) IS NULL OR mode = ?) AND (CAST(? AS text) IS NULL OR status = ?)";
-  const args = [f.partner, f.partner, f.mode, f.mode, f.status, f.status];
+export function keysPage(q: Queryable, f: KeyFilter, p: { after: { createdAt: string; keyId: string } | null; limit: number; offset: number }) {
   if (p.after === null)
-    return q.all<KeyRow>(`SELECT * FROM partner_keys WHERE ${filters} ORDER BY created_at, key_id LIMIT ? OFFSET ?`, [...args, p.limit, p.offset]);
+    return q.all<KeyRow>(`SELECT * FROM partner_keys WHERE ${FILTERS} ORDER BY created_at, key_id LIMIT ? OFFSET ?`, [...filterArgs(f), p.limit, p.offset]);
   return q.all<KeyRow>(
-    `SELECT * FROM partner_keys WHERE ${filters} AND (created_at > ? OR (created_at = ? AND key_id > ?)) ORDER BY created_at, key_id LIMIT ?`,
-    [...args, p.after.createdAt, p.after.createdAt, p.after.keyId, p.limit],
+    `SELECT * FROM partner_keys WHERE ${FILTERS} AND (created_at > ? OR (created_at = ? AND key_id > ?)) ORDER BY created_at, key_id LIMIT ?`,
+    [...filterArgs(f), p.after.createdAt, p.after.createdAt, p.after.keyId, p.limit],
   );
 }
 
