@@ -54,23 +54,44 @@ export const statusRationaleOf = (status: number): string | null => (SPEC_GUIDE_
 export const BOTH = ["live", "sandbox"] as const;
 export const ALL_GROUPS = ["partner", "sandbox", "salutes", "public", "transparency", "audio-share", "messenger", "admin"] as const;
 
+/** The category of a code of each status, unless its entry names another (`category` in `extra`). */
+const CATEGORY_OF_STATUS: Readonly<Record<number, ErrorCategory>> = {
+  400: "validation",
+  401: "authentication",
+  403: "authorization",
+  404: "not_found",
+  405: "validation",
+  408: "validation",
+  409: "conflict",
+  410: "not_found",
+  413: "validation",
+  414: "validation",
+  415: "validation",
+  422: "idempotency",
+  428: "validation",
+  429: "throttling",
+  500: "server",
+  503: "dependency",
+};
+
 /**
- * One catalog entry; defaults: no Retry-After, both modes, every endpoint group, the status's rationale. Its endpoint
- * groups keep their names in its type, so a client's code can take the codes of a group from the catalog's type
- * (the mini-app's MessengerErrorCode: src/miniapp/browser/refusals.ts).
+ * One catalog entry; defaults: the status's category, no Retry-After, both modes, every endpoint group, the status's
+ * rationale. Its endpoint groups keep their names in its type, so a client's code can take the codes of a group from
+ * the catalog's type (the mini-app's MessengerErrorCode: src/miniapp/browser/refusals.ts).
  */
 export const entry = <const G extends readonly string[] = typeof ALL_GROUPS>(
   http_status: number,
   title: string,
-  category: ErrorCategory,
   retry_class: RetryClass,
   retry_behavior: string,
   extra: Partial<CatalogEntry> & { endpoint_groups?: G } = {},
-): CatalogEntry & { endpoint_groups: G } =>
-  ({
+): CatalogEntry & { endpoint_groups: G } => {
+  const category = CATEGORY_OF_STATUS[http_status];
+  if (!category && !extra.category) throw new Error(`error catalog: no category for status ${http_status}; name one in the entry or in CATEGORY_OF_STATUS`);
+  return {
     http_status,
     title,
-    category,
+    category: category!,
     retry_class,
     retry_behavior,
     retry_after_seconds: 0,
@@ -78,17 +99,11 @@ export const entry = <const G extends readonly string[] = typeof ALL_GROUPS>(
     endpoint_groups: ALL_GROUPS,
     status_rationale: statusRationaleOf(http_status),
     ...extra,
-  }) as CatalogEntry & { endpoint_groups: G };
+  } as CatalogEntry & { endpoint_groups: G };
+};
 
-/** `entry` for the codes of a block that all answer the same endpoint groups, named once. */
+/** `entry` for the codes of a block that all answer the same endpoint groups (and share `defaults`), named once. */
 export const entriesOf =
-  <const G extends readonly string[]>(endpoint_groups: G) =>
-  (
-    http_status: number,
-    title: string,
-    category: ErrorCategory,
-    retry_class: RetryClass,
-    retry_behavior: string,
-    extra: Omit<Partial<CatalogEntry>, "endpoint_groups"> = {},
-  ) =>
-    entry(http_status, title, category, retry_class, retry_behavior, { endpoint_groups, ...extra });
+  <const G extends readonly string[]>(endpoint_groups: G, defaults: Omit<Partial<CatalogEntry>, "endpoint_groups"> = {}) =>
+  (http_status: number, title: string, retry_class: RetryClass, retry_behavior: string, extra: Omit<Partial<CatalogEntry>, "endpoint_groups"> = {}) =>
+    entry(http_status, title, retry_class, retry_behavior, { endpoint_groups, ...defaults, ...extra });

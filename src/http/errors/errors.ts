@@ -13,118 +13,104 @@ export type { CatalogEntry, ErrorCategory, RetryClass } from "./error-entry";
 
 /** Codes of one area, its endpoint groups named once: the signed partner API, its users, operators, audio-share links. */
 const signed = entriesOf(["partner", "sandbox", "salutes"]);
+/** The signed API's Idempotency-Key codes, whatever their status. */
+const idempotency = entriesOf(["partner", "sandbox", "salutes"], { category: "idempotency" });
 const partnerUsers = entriesOf(["partner", "sandbox"]);
 const admin = entriesOf(["admin"]);
 const audioShare = entriesOf(["audio-share"]);
 
 export const ERROR_CATALOG = {
-  invalid_payload: entry(400, "Invalid payload", "validation", "fix_and_retry", "Fix the fields named in details and send again."),
-  invalid_query: entry(400, "Invalid query parameter", "validation", "fix_and_retry", "Fix the query parameters named in details and send again."),
+  invalid_payload: entry(400, "Invalid payload", "fix_and_retry", "Fix the fields named in details and send again."),
+  invalid_query: entry(400, "Invalid query parameter", "fix_and_retry", "Fix the query parameters named in details and send again."),
   offset_too_large: entry(
     400,
     "Offset too deep: page with the cursor",
-    "validation",
     "fix_and_retry",
     "A list that issues cursors pages by offset only up to 10,000 rows (an offset costs the server every row it skips). Page deeper with cursor: pass pagination.next_cursor of the previous page as cursor (without offset); each page then costs the same however deep. Lists paged by offset only (their next_cursor is always null) are not limited.",
     { endpoint_groups: ["partner", "sandbox", "salutes", "transparency", "messenger", "admin"] },
   ),
-  unauthorized: entry(401, "Unauthorized", "authentication", "fail_fast", "Check the key id, secret, timestamp and signature inputs; do not retry unchanged."),
+  unauthorized: entry(401, "Unauthorized", "fail_fast", "Check the key id, secret, timestamp and signature inputs; do not retry unchanged."),
   forbidden: entry(
     403,
     "Forbidden",
-    "authorization",
     "fail_fast",
     "The credential lacks a scope, is disabled, is used from a disallowed IP or in the wrong mode; use the right key or request an upgrade.",
   ),
-  not_found: entry(404, "Not found", "not_found", "fail_fast", "Check the path and the id; objects of other partners are reported as not found."),
-  method_not_allowed: entry(405, "Method not allowed", "validation", "fail_fast", "Use one of the methods listed in the Allow header."),
+  not_found: entry(404, "Not found", "fail_fast", "Check the path and the id; objects of other partners are reported as not found."),
+  method_not_allowed: entry(405, "Method not allowed", "fail_fast", "Use one of the methods listed in the Allow header."),
   request_timeout: entry(
     408,
     "Request body too slow",
-    "validation",
     "retryable",
     "The body did not arrive within the server's deadline (REQUEST_BODY_TIMEOUT_MS, default 10 s, and at least REQUEST_BODY_MIN_BYTES_PER_SEC, default 1,024 bytes per second, after its first 2 s). Nothing was done and the connection was closed: send the whole body at once, on a new connection; the same Idempotency-Key is fine.",
   ),
-  conflict: entry(409, "Conflict", "conflict", "fail_fast", "The request conflicts with the current state; fetch the latest state before deciding."),
-  payload_too_large: entry(413, "Payload too large", "validation", "fix_and_retry", "Send a smaller body; the limit is in the message."),
+  conflict: entry(409, "Conflict", "fail_fast", "The request conflicts with the current state; fetch the latest state before deciding."),
+  payload_too_large: entry(413, "Payload too large", "fix_and_retry", "Send a smaller body; the limit is in the message."),
   uri_too_long: entry(
     414,
     "Request target too long",
-    "validation",
     "fix_and_retry",
     "Shorten the path and query string (8,192 characters at most); send large inputs in a JSON body.",
   ),
-  unsupported_media_type: entry(415, "Unsupported media type", "validation", "fix_and_retry", "Send the body as application/json."),
-  rate_limited: entry(429, "Rate limited", "throttling", "retry_after", "Back off; honour Retry-After and X-RateLimit-Reset before the next request.", {
+  unsupported_media_type: entry(415, "Unsupported media type", "fix_and_retry", "Send the body as application/json."),
+  rate_limited: entry(429, "Rate limited", "retry_after", "Back off; honour Retry-After and X-RateLimit-Reset before the next request.", {
     retry_after_seconds: 60,
   }),
-  server_error: entry(
-    500,
-    "Server error",
-    "server",
-    "retryable",
-    "Retry with capped exponential backoff; quote the request_id to the operators if it persists.",
-    { retry_after_seconds: 1 },
-  ),
-  db_unavailable: entry(503, "Database unavailable", "dependency", "retryable", "Retry with jittered backoff (1, 2, 4, 8 s, capped at 30 s).", {
+  server_error: entry(500, "Server error", "retryable", "Retry with capped exponential backoff; quote the request_id to the operators if it persists.", {
+    retry_after_seconds: 1,
+  }),
+  db_unavailable: entry(503, "Database unavailable", "retryable", "Retry with jittered backoff (1, 2, 4, 8 s, capped at 30 s).", {
     retry_after_seconds: 2,
   }),
   backup_not_on_postgres: admin(
     409,
     "Backups are the database's own on PostgreSQL",
-    "conflict",
     "fail_fast",
     "This service runs on PostgreSQL, where Herald's on-demand backups (a SQLite VACUUM INTO copy) and Litestream do not apply; retrying will not help. Operators: back up and restore with PostgreSQL's own tools — pg_dump / pg_restore for a copy, pg_basebackup with WAL archiving for point-in-time recovery (docs/postgres.md).",
   ),
   backup_in_progress: admin(
     409,
     "A backup is already running",
-    "conflict",
     "fail_fast",
     "Another backup is running on this instance (details.backup_id, its phase and percent); its result is the backup you asked for, so do not start another: follow it at details.status_url (GET /admin/backup/status) until `running` is null, then read `last`. Run again only if you need a newer copy than that one.",
   ),
-  service_unavailable: entry(503, "Service unavailable", "dependency", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", {
+  service_unavailable: entry(503, "Service unavailable", "retryable", "A dependency or safe-mode gate is closed; retry with jittered backoff.", {
     retry_after_seconds: 5,
   }),
   master_key_mismatch: entry(
     503,
     "Master key mismatch",
-    "server",
     "fail_fast",
     "The service cannot decrypt its stored secrets (it runs with another master key than its database was made with, e.g. after a restore). Nothing a client changes helps and retrying does not either until the operators fix it: tell them, quoting the request_id. Operators: docs/operations.md, section Restore: the database and its master key.",
+    { category: "server" },
   ),
   replay_detected: signed(
     409,
     "Replay detected",
-    "conflict",
     "retryable",
     "The nonce was already used: sign the retry again with a new nonce and timestamp; keep the Idempotency-Key if it is the same logical request, so it cannot take effect twice.",
   ),
-  idempotency_replay: signed(
+  idempotency_replay: idempotency(
     409,
     "Idempotent replay",
-    "idempotency",
     "safe_noop",
     "The original request with this Idempotency-Key already completed; treat as a duplicate success and fetch the latest state.",
   ),
-  idempotency_key_required: signed(
+  idempotency_key_required: idempotency(
     400,
     "Idempotency-Key missing or malformed",
-    "idempotency",
     "fix_and_retry",
     "Send an Idempotency-Key header (1–255 visible ASCII characters, e.g. a UUID) on every mutation.",
   ),
-  idempotency_key_reused: signed(
+  idempotency_key_reused: idempotency(
     422,
     "Idempotency-Key reused with another payload",
-    "idempotency",
     "fail_fast",
     "An Idempotency-Key belongs to one request; use a new key for a different payload.",
   ),
-  idempotency_in_progress: signed(
+  idempotency_in_progress: idempotency(
     409,
     "Original request still in progress",
-    "idempotency",
     "retry_after",
     "The first request with this Idempotency-Key has not finished; retry after Retry-After seconds with the same key.",
     { retry_after_seconds: 1 },
@@ -132,7 +118,6 @@ export const ERROR_CATALOG = {
   claim_already_redeemed: entry(
     409,
     "Claim already redeemed",
-    "conflict",
     "fail_fast",
     "This donation claim was redeemed before (details.redeemed_at); do not retry — fetch the claim with GET /api/partner/donation-claims/{claim_code}.",
     { endpoint_groups: ["partner"] },
@@ -140,7 +125,6 @@ export const ERROR_CATALOG = {
   insufficient_balance: entry(
     409,
     "Insufficient balance",
-    "conflict",
     "fail_fast",
     "The debit would take the balance below zero (details.balance, details.requested); read the balance and debit at most that.",
     { endpoint_groups: ["salutes", "sandbox"] },
@@ -148,7 +132,6 @@ export const ERROR_CATALOG = {
   conversion_disabled: entry(
     403,
     "Conversion disabled",
-    "authorization",
     "fail_fast",
     "Salutes conversion is switched off on this service; GET /api/salutes/conversion-policy shows when it is enabled.",
     { endpoint_groups: ["salutes"] },
@@ -156,7 +139,6 @@ export const ERROR_CATALOG = {
   conversion_limit_exceeded: entry(
     409,
     "Daily conversion limit exceeded",
-    "conflict",
     "fix_and_retry",
     "The user's per-UTC-day conversion cap would be passed; convert at most details.remaining_today, or wait for 00:00 UTC.",
     { endpoint_groups: ["salutes"] },
@@ -164,21 +146,18 @@ export const ERROR_CATALOG = {
   external_id_taken: partnerUsers(
     409,
     "external_id already used",
-    "conflict",
     "fail_fast",
     "You already have a user with this external_id; fetch it with GET /api/partner/user-lookup?q=… instead of creating it again.",
   ),
   username_taken: partnerUsers(
     409,
     "Username taken",
-    "conflict",
     "fix_and_retry",
     "Another of your users has this username (compared case-insensitively); choose another.",
   ),
   wallet_already_linked: partnerUsers(
     409,
     "Wallet linked to another user",
-    "conflict",
     "fail_fast",
     "The address belongs to another of your users; find them with GET /api/partner/user-lookup?wallet=… and decide which user should own it.",
   ),
@@ -186,73 +165,53 @@ export const ERROR_CATALOG = {
   destination_host_denied: audioShare(
     400,
     "Destination host denied",
-    "validation",
     "fix_and_retry",
     "The destination's host, scheme or form fails the audio-share host policy (details.host, details.reason); share a URL on an allowed host — see /api/public/audio-share-links/policy.json.",
   ),
   destination_invalid: audioShare(
     400,
     "Destination invalid",
-    "validation",
     "fix_and_retry",
     "track_url or file_url is not a URL Herald can share: give an absolute https URL or a site-relative path starting with /.",
   ),
   channel_unknown: audioShare(
     400,
     "Unknown share channel",
-    "validation",
     "fix_and_retry",
     "A channel in `channels` is not in /api/public/audio-share-links/channels.json; drop it or fix its spelling.",
   ),
   short_url_invalid: audioShare(
     400,
     "Not a short link of this service",
-    "validation",
     "fix_and_retry",
     "short_url must be {base_url}/s/audio/<code> (or the path /s/audio/<code>).",
   ),
-  short_link_not_found: audioShare(404, "Short link not found", "not_found", "fail_fast", "No short link has this code; check it, or build a new one."),
-  short_link_expired: audioShare(410, "Short link expired", "not_found", "fail_fast", "The link's expires_at has passed; build a new link."),
-  short_link_revoked: audioShare(410, "Short link revoked", "not_found", "fail_fast", "An operator revoked this link; do not share it again."),
-  download_token_used: admin(
-    410,
-    "Download token already used",
-    "not_found",
-    "fail_fast",
-    "A download token works once; ask the export for a new one (download_token=1).",
-  ),
+  short_link_not_found: audioShare(404, "Short link not found", "fail_fast", "No short link has this code; check it, or build a new one."),
+  short_link_expired: audioShare(410, "Short link expired", "fail_fast", "The link's expires_at has passed; build a new link."),
+  short_link_revoked: audioShare(410, "Short link revoked", "fail_fast", "An operator revoked this link; do not share it again."),
+  download_token_used: admin(410, "Download token already used", "fail_fast", "A download token works once; ask the export for a new one (download_token=1)."),
   download_token_expired: admin(
     410,
     "Download token expired",
-    "not_found",
     "fail_fast",
     "Download tokens expire 10 minutes after they are issued; ask the export for a new one (download_token=1).",
   ),
   short_link_signature_invalid: audioShare(
     403,
     "Short link signature invalid",
-    "authorization",
     "fail_fast",
     "The token or the stored link does not match its signature (tampered, or the signing key changed); build a new link.",
   ),
   track_auth_required: audioShare(
     401,
     "Track bearer token required",
-    "authentication",
     "fail_fast",
     "Send Authorization: Bearer <track token>; X-Audio-Share-Track-Auth says required_missing_bearer.",
   ),
-  track_auth_invalid: audioShare(
-    401,
-    "Track bearer token invalid",
-    "authentication",
-    "fail_fast",
-    "The bearer token is unknown or revoked; ask the operators for a new one.",
-  ),
+  track_auth_invalid: audioShare(401, "Track bearer token invalid", "fail_fast", "The bearer token is unknown or revoked; ask the operators for a new one."),
   run_not_found: entry(
     404,
     "Audit run not found",
-    "not_found",
     "fail_fast",
     "No audit run matches the selector (a run id, latest, previous, or a UTC date YYYY-MM-DD for the last complete run of that day); list the runs with GET /transparency/audit-anomalies/runs.json.",
     { endpoint_groups: ["transparency"] },
