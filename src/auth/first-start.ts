@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config";
 import { CONFIG_VARS } from "../config/vars";
 import type { AppContext } from "../context";
+import type { Actor } from "./actors";
 import { AdminTokens } from "./admin";
 import { PartnerKeys } from "./keys";
 import { SCOPES } from "./scopes";
@@ -50,16 +51,24 @@ export async function registerConfiguredToken(ctx: AppContext): Promise<{ empty:
 export async function createFirstStartCredentials(ctx: AppContext, { empty }: { empty: boolean }): Promise<FirstStartCredentials | null> {
   // A key that cannot open this database's secrets seals nothing (and a restored database is not new anyway).
   if (!empty || ctx.config.isProduction || !ctx.config.bootstrapCredentials || ctx.secrets.mismatch) return null;
+  return (await makeCredentials(ctx, FIRST_START_PARTNER, "first-start", { kind: "cli", user: "first-start" })).made;
+}
+
+/**
+ * A live key and a sandbox key of `partner` (every scope) and an admin token named `tokenName`: the first start's
+ * three credentials, and `herald credentials new`'s (src/cli/credentials.ts), with what each verb answered.
+ */
+export async function makeCredentials(ctx: AppContext, partner: string, tokenName: string, actor: Actor) {
   const keys = new PartnerKeys(ctx);
-  const actor = { kind: "cli", user: "first-start" } as const;
-  const live = await keys.create({ partner: FIRST_START_PARTNER, mode: "live", scopes: [...SCOPES] }, actor);
-  const sandbox = await keys.create({ partner: FIRST_START_PARTNER, mode: "sandbox", scopes: [...SCOPES] }, actor);
-  const admin = await new AdminTokens(ctx).create("first-start", actor);
-  return {
+  const live = await keys.create({ partner, mode: "live", scopes: [...SCOPES] }, actor);
+  const sandbox = await keys.create({ partner, mode: "sandbox", scopes: [...SCOPES] }, actor);
+  const admin = await new AdminTokens(ctx).create(tokenName, actor);
+  const made: FirstStartCredentials = {
     live: { keyId: live.key_id, secret: live.secret },
     sandbox: { keyId: sandbox.key_id, secret: sandbox.secret },
     adminToken: admin.token,
   };
+  return { made, admin };
 }
 
 /** Both steps at once (registerConfiguredToken, then createFirstStartCredentials), for a context that is not serving. */

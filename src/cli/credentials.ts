@@ -1,7 +1,6 @@
 import { AdminTokens } from "../auth/admin";
-import { FIRST_START_PARTNER, type FirstStartCredentials, newCredentialsBanner } from "../auth/first-start";
+import { FIRST_START_PARTNER, makeCredentials, newCredentialsBanner } from "../auth/first-start";
 import { PartnerKeys } from "../auth/keys";
-import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
 import type { AppContext } from "../context";
 import { flagString, type ParsedArgs, UsageError } from "./args";
@@ -56,16 +55,7 @@ export async function credentialsCommand(ctx: AppContext, args: ParsedArgs, json
   // A partner name the keys refuse answers as `herald keys create` does.
   return appErrorsAsUsage(async () => {
     const revoked = args.flags["revoke-unused"] === true ? await revokeUnused(ctx, partner) : { keys: [], tokens: [], lines: [] };
-    const keys = new PartnerKeys(ctx);
-    const actor = cliActor();
-    const live = await keys.create({ partner, mode: "live", scopes: [...SCOPES] }, actor);
-    const sandbox = await keys.create({ partner, mode: "sandbox", scopes: [...SCOPES] }, actor);
-    const admin = await new AdminTokens(ctx).create(TOKEN_NAME, actor);
-    const made: FirstStartCredentials = {
-      live: { keyId: live.key_id, secret: live.secret },
-      sandbox: { keyId: sandbox.key_id, secret: sandbox.secret },
-      adminToken: admin.token,
-    };
+    const { made, admin } = await makeCredentials(ctx, partner, TOKEN_NAME, cliActor());
     const banner = newCredentialsBanner(made, ctx.config.publicBaseUrl, revoked.lines);
     emit(
       json,
@@ -73,8 +63,8 @@ export async function credentialsCommand(ctx: AppContext, args: ParsedArgs, json
         success: true,
         partner,
         base_url: ctx.config.publicBaseUrl,
-        live: { key_id: live.key_id, secret: live.secret },
-        sandbox: { key_id: sandbox.key_id, secret: sandbox.secret },
+        live: { key_id: made.live.keyId, secret: made.live.secret },
+        sandbox: { key_id: made.sandbox.keyId, secret: made.sandbox.secret },
         admin_token: { id: admin.id, name: admin.name, token: admin.token },
         revoked: { keys: revoked.keys, admin_tokens: revoked.tokens },
         banner,

@@ -117,6 +117,18 @@ export const EXAMPLE_PARAMS: Record<string, string> = {
 export const exampleKey = (method: string, path: string) =>
   `${method.toUpperCase()} ${path.replace(/^\/api\/partner\/sandbox\/salutes\//, "/api/salutes/").replace(/^\/api\/partner\/sandbox\//, "/api/partner/")}`;
 
+/** The example wallet: the WalletLink example, and (verified) the user's. */
+const WALLET = {
+  blockchain: "solana",
+  wallet_address: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T",
+  label: "main",
+  is_primary: 1,
+  verified: 0,
+  verified_at: null,
+  is_hidden: 0,
+  session_connected_at: null,
+};
+
 /**
  * Example values of named schemas: the reference's response examples show them instead of "string" and 0.
  * test/http/openapi-responses.test.ts validates each against its schema in the served document.
@@ -131,31 +143,11 @@ export const EXAMPLE_SCHEMAS: Record<string, unknown> = {
     status: "active",
     is_verified: true,
     wallet_address: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T",
-    wallets: [
-      {
-        blockchain: "solana",
-        wallet_address: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T",
-        label: "main",
-        is_primary: 1,
-        verified: 1,
-        verified_at: "2026-01-01T09:30:00.000Z",
-        is_hidden: 0,
-        session_connected_at: null,
-      },
-    ],
+    wallets: [{ ...WALLET, verified: 1, verified_at: "2026-01-01T09:30:00.000Z" }],
     created_at: "2026-01-01T09:00:00.000Z",
     updated_at: "2026-01-01T09:30:00.000Z",
   },
-  WalletLink: {
-    blockchain: "solana",
-    wallet_address: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T",
-    label: "main",
-    is_primary: 1,
-    verified: 0,
-    verified_at: null,
-    is_hidden: 0,
-    session_connected_at: null,
-  },
+  WalletLink: WALLET,
   Webhook: {
     id: 7,
     event_type: "salutes.credit",
