@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import type { Param } from "./port";
+import { parentsFirst } from "./postgres-ddl";
 import type { PostgresStore } from "./postgres-engine";
 
 // Copies an SQLite database (Herald's file) into a PostgreSQL database migrated to the same schema
@@ -26,22 +27,8 @@ export async function copyPlan(source: Database, target: PostgresStore): Promise
   )
     .map((r) => r.name)
     .filter((n) => !SKIPPED.has(n));
-  const parents = new Map<string, string[]>();
-  for (const n of names) {
-    const fks = source.query(`PRAGMA foreign_key_list("${n}")`).all() as Array<{ table: string }>;
-    parents.set(
-      n,
-      fks.map((f) => f.table).filter((t) => t !== n),
-    );
-  }
-  const ordered: string[] = [];
-  const visit = (n: string, path: string[]) => {
-    if (ordered.includes(n) || !parents.has(n)) return;
-    if (path.includes(n)) throw new Error(`foreign keys form a cycle: ${[...path, n].join(" → ")}`);
-    for (const p of parents.get(n)!) visit(p, [...path, n]);
-    ordered.push(n);
-  };
-  for (const n of names) visit(n, []);
+  const parentsOf = (n: string) => (source.query(`PRAGMA foreign_key_list("${n}")`).all() as Array<{ table: string }>).map((f) => f.table);
+  const ordered = parentsFirst(names, parentsOf);
   const plans: TablePlan[] = [];
   for (const name of ordered) {
     const here = (source.query(`PRAGMA table_info("${name}")`).all() as Array<{ name: string }>).map((c) => c.name);

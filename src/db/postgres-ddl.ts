@@ -89,23 +89,28 @@ export function postgresDdlOf(table: SQLiteTable): string[] {
   return out;
 }
 
+/**
+ * `names` in an order that puts each after the parents `parentsOf` names for it (ties by name; a parent not among
+ * `names`, or the name itself, is passed over); a cycle is an error whose message `what` begins. Shared with the
+ * SQLite-to-PostgreSQL copy (src/db/copy-to-postgres.ts), which orders the file's tables by their foreign keys alike.
+ */
+export function parentsFirst(names: readonly string[], parentsOf: (name: string) => readonly string[], what = ""): string[] {
+  const known = new Set(names);
+  const out: string[] = [];
+  const visit = (name: string, path: string[]) => {
+    if (out.includes(name) || !known.has(name)) return;
+    if (path.includes(name)) throw new Error(`${what}foreign keys form a cycle: ${[...path, name].join(" → ")}`);
+    for (const parent of parentsOf(name)) if (parent !== name) visit(parent, [...path, name]);
+    out.push(name);
+  };
+  for (const name of [...names].sort()) visit(name, []);
+  return out;
+}
+
 /** Tables in an order that creates each after the tables its foreign keys name (ties by name). */
 export function inDependencyOrder(tables: SQLiteTable[]): SQLiteTable[] {
   const byName = new Map(tables.map((t) => [getTableConfig(t).name, t]));
-  const done = new Set<string>();
-  const out: SQLiteTable[] = [];
-  const visit = (name: string, path: string[]) => {
-    if (done.has(name)) return;
-    if (path.includes(name)) throw new Error(`postgres-ddl: foreign keys form a cycle: ${[...path, name].join(" → ")}`);
-    const t = byName.get(name);
-    if (!t) return;
-    for (const fk of getTableConfig(t).foreignKeys) {
-      const target = getTableConfig(fk.reference().foreignTable as SQLiteTable).name;
-      if (target !== name) visit(target, [...path, name]);
-    }
-    done.add(name);
-    out.push(t);
-  };
-  for (const name of [...byName.keys()].sort()) visit(name, []);
-  return out;
+  const parentsOf = (name: string) =>
+    getTableConfig(byName.get(name)!).foreignKeys.map((fk) => getTableConfig(fk.reference().foreignTable as SQLiteTable).name);
+  return parentsFirst([...byName.keys()], parentsOf, "postgres-ddl: ").map((name) => byName.get(name)!);
 }
