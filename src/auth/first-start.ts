@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config";
 import { CONFIG_VARS } from "../config/vars";
 import type { AppContext } from "../context";
+import { shellQuote } from "../http/formats/curl";
 import type { Actor } from "./actors";
 import { AdminTokens } from "./admin";
 import { PartnerKeys } from "./keys";
@@ -75,8 +76,6 @@ export async function makeCredentials(ctx: AppContext, partner: string, tokenNam
 export async function prepareCredentials(ctx: AppContext): Promise<FirstStartCredentials | null> {
   return createFirstStartCredentials(ctx, await registerConfiguredToken(ctx));
 }
-
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * `herald credentials new` as a command that runs as printed in a fresh shell (no `herald` function, no `bun` on

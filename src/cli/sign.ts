@@ -1,9 +1,7 @@
-import { newIdempotencyKey, newNonce, signRequest } from "../client/sign";
+import { newIdempotencyKey, newNonce } from "../client/sign";
+import { signedCurl } from "../http/formats/curl";
 import { flagString, UsageError, type ParsedArgs } from "./args";
 import { emit } from "./output";
-
-const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** `herald sign --key ID --secret S METHOD URL [BODY]`: prints a ready curl command (signed now). */
 export function signCommand(args: ParsedArgs, json: boolean): number {
@@ -19,15 +17,18 @@ export function signCommand(args: ParsedArgs, json: boolean): number {
   }
   if (parsed.search === "") parsed.search = ""; // drop a bare "?": sign exactly what curl will send
   const method = methodRaw.toUpperCase();
-  const mutation = MUTATIONS.has(method);
-  const nonce = mutation ? newNonce() : null;
-  const signed = signRequest({ keyId, secret, method, target: parsed.pathname + parsed.search, body: body ?? "", nonce });
-  const headers: Record<string, string> = { ...signed.headers } as Record<string, string>;
-  if (mutation) headers["Idempotency-Key"] = newIdempotencyKey();
-  if (body) headers["Content-Type"] = "application/json";
-  const parts = ["curl", "-sS", "-X", method, ...Object.entries(headers).flatMap(([k, v]) => ["-H", shellQuote(`${k}: ${v}`)])];
-  if (body) parts.push("--data-binary", shellQuote(body));
-  parts.push(shellQuote(parsed.href));
-  emit(json, { method, url: parsed.href, headers, body: body ?? null, canonical: signed.canonical, curl: parts.join(" ") }, () => parts.join(" "));
+  const target = parsed.pathname + parsed.search;
+  const { words, headers, canonical } = signedCurl({
+    keyId,
+    secret,
+    method,
+    url: parsed.href,
+    target,
+    body: body ?? null,
+    nonce: newNonce,
+    idempotencyKey: newIdempotencyKey,
+  });
+  const curl = words.join(" ");
+  emit(json, { method, url: parsed.href, headers, body: body ?? null, canonical, curl }, () => curl);
   return 0;
 }

@@ -1,5 +1,5 @@
 import pythonSigner from "../../../docs/python/herald_sign.py" with { type: "text" };
-import { canonicalString, hmacSha256Hex } from "../../client/sign";
+import { shellQuote, signedCurl } from "../formats/curl";
 import { EXAMPLE_BODIES, EXAMPLE_PARAMS, exampleKey, sampleBody } from "./examples";
 
 // `x-codeSamples` on every operation, which the API reference (Scalar, /api/docs) shows beside the request and
@@ -14,9 +14,6 @@ export interface CodeSample {
   label: string;
   source: string;
 }
-
-const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 // Fixed illustration values (docs/design.md §3's test vector) so the document is the same bytes on every build.
 const ILLUSTRATION = {
@@ -55,30 +52,20 @@ function exampleRequest(
   return { url: baseUrl.replace(/\/$/, "") + target, target, query, body };
 }
 
-/** What `herald sign` prints for this request (src/cli/sign.ts: one line), as its words, signed with the illustration values. */
-function heraldSignOutput(method: string, url: string, target: string, body: string | null): string[] {
-  const mutation = MUTATIONS.has(method);
-  const nonce = mutation ? ILLUSTRATION.nonce : null;
-  const signature = hmacSha256Hex(ILLUSTRATION.secret, canonicalString({ method, target, timestamp: ILLUSTRATION.timestamp, nonce, body: body ?? "" }));
-  const headers: Record<string, string> = {
-    "X-Partner-Key": ILLUSTRATION.keyId,
-    "X-Partner-Timestamp": String(ILLUSTRATION.timestamp),
-    "X-Partner-Signature": signature,
-  };
-  if (nonce) headers["X-Partner-Nonce"] = nonce;
-  if (mutation) headers["Idempotency-Key"] = ILLUSTRATION.idempotencyKey;
-  if (body) headers["Content-Type"] = "application/json";
-  return [
-    `curl -sS -X ${method}`,
-    ...Object.entries(headers).map(([k, v]) => `-H ${shellQuote(`${k}: ${v}`)}`),
-    ...(body ? [`--data-binary ${shellQuote(body)}`] : []),
-    shellQuote(url),
-  ];
-}
-
 function curlSample(access: Access, method: string, url: string, target: string, body: string | null): string {
   if (access === "partner") {
-    const [first, ...rest] = heraldSignOutput(method, url, target, body);
+    // What `herald sign` prints for this request (one line), signed with the illustration values.
+    const [first, ...rest] = signedCurl({
+      keyId: ILLUSTRATION.keyId,
+      secret: ILLUSTRATION.secret,
+      method,
+      url,
+      target,
+      body,
+      timestamp: ILLUSTRATION.timestamp,
+      nonce: () => ILLUSTRATION.nonce,
+      idempotencyKey: () => ILLUSTRATION.idempotencyKey,
+    }).words;
     return [
       "# `herald sign` prints a ready curl command, signed now (valid ±300 s); sh runs it.",
       `herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" \\`,
