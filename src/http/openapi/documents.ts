@@ -67,23 +67,25 @@ export type BuildWorkerMessage =
 /** A worker build that has not answered by then is given up, and the documents are built on the loop instead. */
 export const WORKER_BUILD_DEADLINE_MS = 60_000;
 
-interface InThread {
-  json: Representation;
-  readonly yaml: Representation;
-  readonly transparencyYaml: Representation;
-  readonly audiences: AudienceDocuments;
+/** What one build makes: the three documents and the reference's page and documents. */
+interface Parts extends Record<DocumentName, Representation> {
+  audiences: AudienceDocuments;
 }
 
-/** The worker's answers; null once it failed (the documents are then built on the loop when asked for). */
-interface FromWorker {
-  json: Promise<Representation | null>;
-  audiences: Promise<AudienceDocuments | null>;
-  yamls: Promise<{ yaml: Representation; transparencyYaml: Representation } | null>;
-}
+const PART_BUILDERS: { [K in keyof Parts]: (doc: OpenApiDocument) => Parts[K] } = {
+  json: jsonDocument,
+  yaml: yamlDocument,
+  transparencyYaml: transparencyYamlDocument,
+  audiences: audienceDocuments,
+};
+
+/** The worker's answers, by part; null once it failed (the part is then built on the loop when asked for). */
+type FromWorker = { [K in keyof Parts]: PromiseWithResolvers<Parts[K] | null> };
 
 /** The documents of one app: from the worker once `startInWorker` was called, else built on the loop when first asked for. */
 export class OpenApiDocuments {
-  private built: InThread | null = null;
+  /** The document built on this thread, and the parts made of it so far. */
+  private built: { doc: OpenApiDocument; parts: Partial<Parts> } | null = null;
   private fromWorker: FromWorker | null = null;
   constructor(
     private readonly build: () => OpenApiDocument,
@@ -91,27 +93,22 @@ export class OpenApiDocuments {
   ) {}
 
   /** The document named: awaits the worker's build when one runs (the loop stays free meanwhile). */
-  async document(name: DocumentName): Promise<Representation> {
-    const w = this.fromWorker;
-    if (w) {
-      const got = name === "json" ? await w.json : (await w.yamls)?.[name];
-      if (got) return got;
-    }
-    return this.inThread()[name];
+  document(name: DocumentName): Promise<Representation> {
+    return this.part(name);
   }
 
   /** One audience's document (/api/openapi/<slug>.json), from the worker's build when one runs. */
   async audience(slug: AudienceSlug): Promise<Representation> {
-    return (await this.reference()).audiences[slug];
+    return (await this.part("audiences")).audiences[slug];
   }
 
   /** The reference's page, /api/docs (it lists every operation), from the worker's build when one runs. */
   async referencePage(): Promise<Representation> {
-    return (await this.reference()).page;
+    return (await this.part("audiences")).page;
   }
 
-  private async reference(): Promise<AudienceDocuments> {
-    return (this.fromWorker && (await this.fromWorker.audiences)) ?? this.inThread().audiences;
+  private async part<K extends keyof Parts>(name: K): Promise<Parts[K]> {
+    return (await this.fromWorker?.[name].promise) ?? this.inThread(name);
   }
 
   /**
@@ -122,10 +119,8 @@ export class OpenApiDocuments {
   startInWorker(deadlineMs = WORKER_BUILD_DEADLINE_MS): void {
     if (this.built || this.fromWorker) return;
     const started = performance.now();
-    const json = Promise.withResolvers<Representation | null>();
-    const audiences = Promise.withResolvers<AudienceDocuments | null>();
-    const yamls = Promise.withResolvers<{ yaml: Representation; transparencyYaml: Representation } | null>();
-    this.fromWorker = { json: json.promise, audiences: audiences.promise, yamls: yamls.promise };
+    const answers = Object.fromEntries(Object.keys(PART_BUILDERS).map((k) => [k, Promise.withResolvers()])) as unknown as FromWorker;
+    this.fromWorker = answers;
     let worker: Worker | null = null;
     let done = false;
     const end = () => {
@@ -139,7 +134,7 @@ export class OpenApiDocuments {
       end();
       this.ctx.log.warn("openapi documents: the worker build failed; they are built on the event loop when first asked for", errorFields(err));
       // A promise already answered keeps its answer: the JSON may have come before the YAML failed.
-      for (const answer of [json, audiences, yamls]) answer.resolve(null);
+      for (const answer of Object.values(answers)) answer.resolve(null);
     };
     const timer = setTimeout(() => fail(new Error(`the build worker did not answer within ${deadlineMs} ms`)), deadlineMs);
     // The worker holds the process open until it has answered or is ended (a caller awaiting a document is answered
@@ -157,10 +152,11 @@ export class OpenApiDocuments {
             wall_ms: Math.round(performance.now() - started),
             json_bytes: m.json.size,
           });
-          return json.resolve(m.json);
+          return answers.json.resolve(m.json);
         }
-        if (m.kind === "audiences") return audiences.resolve(m.reference);
-        yamls.resolve({ yaml: m.yaml, transparencyYaml: m.transparencyYaml });
+        if (m.kind === "audiences") return answers.audiences.resolve(m.reference);
+        answers.yaml.resolve(m.yaml);
+        answers.transparencyYaml.resolve(m.transparencyYaml);
         end();
       };
       worker.onerror = (event: ErrorEvent) => fail(event.error ?? new Error(event.message));
@@ -172,34 +168,20 @@ export class OpenApiDocuments {
     }
   }
 
-  /** The documents built on this thread, once (the YAML texts when first asked for in turn). */
-  private inThread(): InThread {
-    if (this.built) return this.built;
-    const started = performance.now();
-    const doc = this.build();
-    const json = jsonDocument(doc);
-    const buildMs = Math.round(performance.now() - started);
-    // The ETag needs only the JSON; each YAML text, and the reference's page and documents, are written when first asked for.
-    let yaml: Representation | null = null;
-    let transparencyYaml: Representation | null = null;
-    let audiences: AudienceDocuments | null = null;
-    this.built = {
-      json,
-      get yaml() {
-        yaml ??= yamlDocument(doc);
-        return yaml;
-      },
-      get transparencyYaml() {
-        transparencyYaml ??= transparencyYamlDocument(doc);
-        return transparencyYaml;
-      },
-      get audiences() {
-        audiences ??= audienceDocuments(doc);
-        return audiences;
-      },
-    };
-    this.ctx.log.info("openapi documents built", { where: "thread", build_ms: buildMs, json_bytes: json.size });
-    return this.built;
+  /**
+   * A part built on this thread: the document once, with its JSON (all the ETag needs); each YAML text, and the
+   * reference's page and documents, written when first asked for.
+   */
+  private inThread<K extends keyof Parts>(name: K): Parts[K] {
+    if (!this.built) {
+      const started = performance.now();
+      const doc = this.build();
+      const json = jsonDocument(doc);
+      this.built = { doc, parts: { json } };
+      this.ctx.log.info("openapi documents built", { where: "thread", build_ms: Math.round(performance.now() - started), json_bytes: json.size });
+    }
+    const { doc, parts } = this.built;
+    return (parts[name] ??= PART_BUILDERS[name](doc));
   }
 }
 
