@@ -18,11 +18,7 @@ export interface DeferredNonce {
 /** 1–255 visible ASCII characters (the IETF Idempotency-Key draft allows any string; we keep it printable). */
 export const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
-export interface IdempotencyClaim {
-  keyId: string;
-  key: string;
-  fingerprint: string;
-}
+export type IdempotencyClaim = Pick<store.ClaimRow, "keyId" | "key" | "fingerprint">;
 
 export function isValidIdempotencyKey(key: string): boolean {
   return KEY_FORMAT.test(key);

@@ -141,42 +141,38 @@ export const conditionalGet = (...validators: Validator[]) => ({ [CONDITIONAL]: 
 const ERROR_REF = "#/components/schemas/Error";
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
+/** A header's entry in components.headers: its description and value's schema (text unless said). */
+const header = (description: string, schema: Json = { type: "string" }) => ({ description, schema });
+const count = { type: "integer", minimum: 0 };
+
 /** components.headers: each header Herald sends, described once. */
 export const HEADERS: Record<string, Json> = {
-  XRequestId: { description: "This request's id (also in error bodies' request_id and in the request log); quote it to operators", schema: { type: "string" } },
-  XContentTypeOptions: { description: "Always nosniff: the body is only what Content-Type says", schema: { type: "string", const: "nosniff" } },
-  ContentSecurityPolicy: { description: "The page's content security policy (no script or style from elsewhere)", schema: { type: "string" } },
-  XFrameOptions: {
-    description:
-      "DENY: the page is never framed (absent on the players' mini-app, /app, which only Telegram's web client may frame: its CSP's frame-ancestors)",
-    schema: { type: "string" },
-  },
-  ReferrerPolicy: { description: "What the browser sends as Referer from this page", schema: { type: "string" } },
-  XRateLimitLimit: { description: "Requests allowed in the window", schema: { type: "integer", minimum: 0 } },
-  XRateLimitRemaining: { description: "Requests left in the window", schema: { type: "integer", minimum: 0 } },
-  XRateLimitReset: { description: "Unix seconds when the window resets", schema: { type: "integer", minimum: 0 } },
-  RetryAfter: { description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
-  ETag: { description: "Strong validator of this representation; send it back as If-None-Match", schema: { type: "string" } },
-  LastModified: { description: "When the data behind this answer last changed; send it back as If-Modified-Since", schema: { type: "string" } },
-  Location: { description: "Where the redirect goes", schema: { type: "string" } },
-  IdempotentReplayed: {
-    description: "true when this is the stored answer of an earlier request with the same Idempotency-Key",
-    schema: { type: "string", enum: ["true"] },
-  },
-  ContentDisposition: { description: "The file name to save the body under", schema: { type: "string" } },
-  SetCookie: { description: "The operator session cookie (HttpOnly, SameSite=Strict; Secure over https)", schema: { type: "string" } },
-  CacheControl: {
-    description:
-      "How a cache may keep this answer. Every operator answer (/admin…, /api/messenger/admin/…, /metrics), refusals included: `private, no-store` " +
+  XRequestId: header("This request's id (also in error bodies' request_id and in the request log); quote it to operators"),
+  XContentTypeOptions: header("Always nosniff: the body is only what Content-Type says", { type: "string", const: "nosniff" }),
+  ContentSecurityPolicy: header("The page's content security policy (no script or style from elsewhere)"),
+  XFrameOptions: header(
+    "DENY: the page is never framed (absent on the players' mini-app, /app, which only Telegram's web client may frame: its CSP's frame-ancestors)",
+  ),
+  ReferrerPolicy: header("What the browser sends as Referer from this page"),
+  XRateLimitLimit: header("Requests allowed in the window", count),
+  XRateLimitRemaining: header("Requests left in the window", count),
+  XRateLimitReset: header("Unix seconds when the window resets", count),
+  RetryAfter: header("Seconds to wait before trying again", count),
+  ETag: header("Strong validator of this representation; send it back as If-None-Match"),
+  LastModified: header("When the data behind this answer last changed; send it back as If-Modified-Since"),
+  Location: header("Where the redirect goes"),
+  IdempotentReplayed: header("true when this is the stored answer of an earlier request with the same Idempotency-Key", { type: "string", enum: ["true"] }),
+  ContentDisposition: header("The file name to save the body under"),
+  SetCookie: header("The operator session cookie (HttpOnly, SameSite=Strict; Secure over https)"),
+  CacheControl: header(
+    "How a cache may keep this answer. Every operator answer (/admin…, /api/messenger/admin/…, /metrics), refusals included: `private, no-store` " +
       "(`private, no-cache` where it carries validators); a page, a document or a public read: its own policy (`public, max-age=N`, `no-cache`, `no-store`)",
-    schema: { type: "string" },
-  },
-  StrictTransportSecurity: {
-    description:
-      "Only from a production server (NODE_ENV=production, whose PUBLIC_BASE_URL is https), and then on every answer: a browser that reached Herald " +
+  ),
+  StrictTransportSecurity: header(
+    "Only from a production server (NODE_ENV=production, whose PUBLIC_BASE_URL is https), and then on every answer: a browser that reached Herald " +
       "over https uses only https for it for a year (a browser ignores it on a plain http connection). Never sent outside production",
-    schema: { type: "string", const: STRICT_TRANSPORT_SECURITY },
-  },
+    { type: "string", const: STRICT_TRANSPORT_SECURITY },
+  ),
 };
 
 /** The headers of every answer Herald makes (HSTS: a production server's only). */
