@@ -27,6 +27,9 @@ const TAGS = [
   { name: "admin", description: "Operator-only routes (admin bearer token)" },
 ];
 
+/** A security scheme of a credential sent as an API key (in a header, the query or a cookie). */
+const apiKey = (where: "header" | "query" | "cookie", name: string, description: string) => ({ type: "apiKey", in: where, name, description });
+
 /** Builds the OpenAPI 3.1 document from the routes' typebox schemas (docs/api-reference.md describes it). */
 export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
   const generated = toOpenAPISchema(app, { paths: [/^\/api\/docs/], staticFile: false }, undefined, undefined, "3.1.1");
@@ -81,42 +84,35 @@ export function buildOpenApi(app: AnyElysia, ctx: AppContext): OpenApiDocument {
       responses,
       headers: HEADERS,
       securitySchemes: {
-        PartnerKey: { type: "apiKey", in: "header", name: "X-Partner-Key", description: "Partner key id (hk_live_… or hk_test_…)" },
-        PartnerTimestamp: { type: "apiKey", in: "header", name: "X-Partner-Timestamp", description: "Unix seconds; ±300 s of server time" },
-        PartnerSignature: {
-          type: "apiKey",
-          in: "header",
-          name: "X-Partner-Signature",
-          description:
-            "hex(HMAC-SHA256(secret, METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(body)))); mutations also send X-Partner-Nonce and Idempotency-Key",
-        },
+        PartnerKey: apiKey("header", "X-Partner-Key", "Partner key id (hk_live_… or hk_test_…)"),
+        PartnerTimestamp: apiKey("header", "X-Partner-Timestamp", "Unix seconds; ±300 s of server time"),
+        PartnerSignature: apiKey(
+          "header",
+          "X-Partner-Signature",
+          "hex(HMAC-SHA256(secret, METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(body)))); mutations also send X-Partner-Nonce and Idempotency-Key",
+        ),
         AdminBearer: { type: "http", scheme: "bearer", description: "Operator token (herald admin-token create)" },
-        AdminSession: {
-          type: "apiKey",
-          in: "cookie",
-          name: "herald_admin_session",
-          description: "Operator browser session from POST /admin/sign-in (docs/operations.md); form posts also carry csrf_token",
-        },
-        MiniAppInitData: {
-          type: "apiKey",
-          in: "header",
-          name: "Authorization",
-          description:
-            "Telegram mini-app init data as `Authorization: tma <init data>` (window.Telegram.WebApp.initData); the init_data body field is accepted too",
-        },
-        MiniAppInitDataQuery: { type: "apiKey", in: "query", name: "init_data", description: "The same init data as the init_data query parameter" },
-        BotWebhookSecret: {
-          type: "apiKey",
-          in: "header",
-          name: "X-Telegram-Bot-Api-Secret-Token",
-          description: "The secret_token given to Telegram's setWebhook (MESSENGER_WEBHOOK_SECRET), in the header Telegram sends",
-        },
-        MessengerBotWebhookSecret: {
-          type: "apiKey",
-          in: "header",
-          name: "X-Messenger-Bot-Api-Secret-Token",
-          description: "The same secret in the spec's header, accepted instead of X-Telegram-Bot-Api-Secret-Token (when both are sent, Telegram's wins)",
-        },
+        AdminSession: apiKey(
+          "cookie",
+          "herald_admin_session",
+          "Operator browser session from POST /admin/sign-in (docs/operations.md); form posts also carry csrf_token",
+        ),
+        MiniAppInitData: apiKey(
+          "header",
+          "Authorization",
+          "Telegram mini-app init data as `Authorization: tma <init data>` (window.Telegram.WebApp.initData); the init_data body field is accepted too",
+        ),
+        MiniAppInitDataQuery: apiKey("query", "init_data", "The same init data as the init_data query parameter"),
+        BotWebhookSecret: apiKey(
+          "header",
+          "X-Telegram-Bot-Api-Secret-Token",
+          "The secret_token given to Telegram's setWebhook (MESSENGER_WEBHOOK_SECRET), in the header Telegram sends",
+        ),
+        MessengerBotWebhookSecret: apiKey(
+          "header",
+          "X-Messenger-Bot-Api-Secret-Token",
+          "The same secret in the spec's header, accepted instead of X-Telegram-Bot-Api-Secret-Token (when both are sent, Telegram's wins)",
+        ),
         TrackBearer: { type: "http", scheme: "bearer", description: "A track token (POST /admin/audio-share/track-tokens), per AUDIO_SHARE_TRACK_AUTH" },
       },
     },
