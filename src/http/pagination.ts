@@ -45,11 +45,12 @@ export const PaginationSchema = named(
   }),
 );
 
-export interface PageRequest {
+/** The page a list route was asked for: by an integer id (PageRequest) or a compound sort key (KeyPageRequest). */
+export interface PageRequest<K = number> {
   limit: number;
   offset: number;
   /** The sort key of the last row of the previous page, decoded from the cursor; null = start at offset. */
-  after: number | null;
+  after: K | null;
   cursor: string | null;
 }
 
@@ -127,13 +128,7 @@ function pageRequest<P>(query: PageQueryValues, read: (decoded: Record<string, u
 export type SortKeyShape = ReadonlyArray<"text" | "integer">;
 export type SortKey = ReadonlyArray<string | number>;
 
-export interface KeyPageRequest {
-  limit: number;
-  offset: number;
-  /** The sort key of the last row of the previous page, decoded from the cursor; null = start at offset. */
-  after: SortKey | null;
-  cursor: string | null;
-}
+export type KeyPageRequest = PageRequest<SortKey>;
 
 export function encodeKeyCursor(key: SortKey): string {
   return Buffer.from(JSON.stringify({ k: key })).toString("base64url");
@@ -162,7 +157,7 @@ export function pageOf<R>(rows: R[], page: PageRequest, keyOf: (row: R) => numbe
   return shapePage(rows, page, (row) => encodeCursor(keyOf(row)));
 }
 
-function shapePage<R>(rows: R[], page: { limit: number; offset: number; after: unknown; cursor: string | null }, cursorOf: (row: R) => string) {
+function shapePage<R>(rows: R[], page: PageRequest<unknown>, cursorOf: (row: R) => string) {
   const hasMore = rows.length > page.limit;
   const items = hasMore ? rows.slice(0, page.limit) : rows;
   const last = items[items.length - 1];
