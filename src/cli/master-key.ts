@@ -16,10 +16,7 @@ import { syncQueryable } from "../db/sqlite-file";
 
 /** A command that needs the database's master key does not have it. Nothing was written; exit 78. */
 export class MasterKeyUnavailable extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "MasterKeyUnavailable";
-  }
+  override name = "MasterKeyUnavailable";
 }
 
 /**

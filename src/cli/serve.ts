@@ -77,10 +77,7 @@ export function ownUrl(host: string, port: number): string {
 
 /** The master key cannot open the database's secrets, in production: a clear one-line reason, exit 78. */
 export class MasterKeyRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "MasterKeyRefused";
-  }
+  override name = "MasterKeyRefused";
 }
 
 /** How a production server with no operator token (none made, or all revoked; no ADMIN_TOKEN) says to make the first. */

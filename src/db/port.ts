@@ -165,10 +165,7 @@ export class UniqueViolation extends Error {
 
 /** The transaction lost a race the engine detected (PostgreSQL 40001/40P01, SQLite busy): retry it whole. */
 export class SerializationFailure extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "SerializationFailure";
-  }
+  override name = "SerializationFailure";
 }
 
 /**
@@ -176,18 +173,12 @@ export class SerializationFailure extends Error {
  * too (it could store it), so both engines answer alike. Client input, refused as such (400), never a 500.
  */
 export class UnstorableText extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "UnstorableText";
-  }
+  override name = "UnstorableText";
 }
 
 /** The engine cannot be reached or refuses work now (connection lost, server shutting down, in recovery). */
 export class StoreUnavailable extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StoreUnavailable";
-  }
+  override name = "StoreUnavailable";
 }
 
 /** An integer column value as a JavaScript number, refusing one that a double cannot hold exactly. */
