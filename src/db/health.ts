@@ -150,11 +150,7 @@ export class StoreHealth {
       this.nextJobProbe = t + this.probeGap;
       return true;
     }
-    this.skippedTicks++;
-    if (t - this.lastSkipLog >= SKIP_LOG_EVERY_MS) {
-      this.lastSkipLog = t;
-      this.log?.info("job skipped: database unavailable", { job, down_ms: t - this.downSince, reason: this.reason });
-    }
+    this.skipped(job, this.reason);
     return false;
   }
 
@@ -164,11 +160,15 @@ export class StoreHealth {
    * SQLite nothing would ever end it.
    */
   jobFailedUnavailable(job: string, reason: string): void {
+    this.skipped(job, reason);
+  }
+
+  /** A job tick skipped, or failed for the outage: counted, and logged at most once a minute. */
+  private skipped(job: string, reason: string): void {
     this.skippedTicks++;
     const t = this.now();
-    if (t - this.lastSkipLog >= SKIP_LOG_EVERY_MS) {
-      this.lastSkipLog = t;
-      this.log?.info("job skipped: database unavailable", { job, down_ms: this.downSince === null ? 0 : t - this.downSince, reason });
-    }
+    if (t - this.lastSkipLog < SKIP_LOG_EVERY_MS) return;
+    this.lastSkipLog = t;
+    this.log?.info("job skipped: database unavailable", { job, down_ms: this.downSince === null ? 0 : t - this.downSince, reason });
   }
 }
