@@ -2,6 +2,7 @@ import type { Static, TObject, TProperties } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { formRequestBody } from "../http/body/form-body";
+import { refusal as refusalDoc } from "../http/routes/declare";
 import { ErrorBody, ignoredMetaQuery } from "../http/envelope";
 import { AppError, ValidationError } from "../http/errors/errors";
 import { joinHtml, type SafeHtml } from "../http/formats/html";
@@ -234,10 +235,7 @@ const pageOrJson = { ...htmlContent, "application/json": { schema: ErrorBody } }
 export function notSignedInDoc(path: string) {
   return {
     303: { description: `Not signed in, from a browser (Accept names text/html): Location is /admin/sign-in?next=${path}` },
-    403: {
-      description: "forbidden (JSON envelope): not signed in and not a browser (no text/html in Accept), or a wrong bearer token",
-      content: { "application/json": { schema: ErrorBody } },
-    },
+    403: refusalDoc("forbidden (JSON envelope): not signed in and not a browser (no text/html in Accept), or a wrong bearer token"),
   };
 }
 
