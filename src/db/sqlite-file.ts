@@ -26,21 +26,22 @@ export function syncQueryable(db: Database): SyncQueryable {
   };
 }
 
-/** An SQLite file opened for reading (a backup, a copy, the source of a move), with its statements. */
-export interface SqliteFile extends SyncQueryable {
-  /** Rows one at a time, for a table too large to hold (the move to PostgreSQL). */
-  iterate(sql: string, params?: readonly Param[]): IterableIterator<Record<string, unknown>>;
-  close(): void;
-}
+/** An SQLite file opened for reading (a backup, a copy), with its statements. */
+export type SqliteFile = SyncQueryable & { close(): void };
 
 export function openSqliteFile(path: string): SqliteFile {
   const db = new Database(path, { readonly: true, strict: true });
-  return {
-    ...syncQueryable(db),
-    iterate: (sql: string, params: readonly Param[] = []) =>
-      db.query(sql).iterate(...(params as SQLQueryBindings[])) as IterableIterator<Record<string, unknown>>,
-    close: () => db.close(),
-  };
+  return { ...syncQueryable(db), close: () => db.close() };
+}
+
+/** `use` over `path` on a connection of its own, closed after whatever happens. */
+function onFile<T>(path: string, options: { readonly: true } | { readwrite: true; create: false }, use: (db: Database) => T): T {
+  const db = new Database(path, options);
+  try {
+    return use(db);
+  } finally {
+    db.close();
+  }
 }
 
 /**
@@ -48,12 +49,7 @@ export function openSqliteFile(path: string): SqliteFile {
  * its own: in WAL mode it is a read transaction, so the server's writers carry on while it runs.
  */
 export function sqliteSnapshotInto(dbPath: string, file: string): void {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    db.query("VACUUM INTO ?").run(file);
-  } finally {
-    db.close();
-  }
+  onFile(dbPath, { readonly: true }, (db) => db.query("VACUUM INTO ?").run(file));
 }
 
 /**
@@ -62,14 +58,11 @@ export function sqliteSnapshotInto(dbPath: string, file: string): void {
  * against this; the copy's indexes are rebuilt, so its real size differs a little either way.
  */
 export function sqliteSnapshotBytesEstimate(dbPath: string): number {
-  const db = new Database(dbPath, { readonly: true });
-  try {
+  return onFile(dbPath, { readonly: true }, (db) => {
     const read = (pragma: "page_count" | "freelist_count" | "page_size") =>
       Number((db.query(`PRAGMA ${pragma}`).get() as Record<string, number> | null)?.[pragma] ?? 0);
     return Math.max(0, read("page_count") - read("freelist_count")) * read("page_size");
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /**
@@ -80,12 +73,11 @@ export function sqliteSnapshotBytesEstimate(dbPath: string): number {
  */
 export function sqliteCheckpointPassive(dbPath: string): { busy: number; log: number; checkpointed: number } | null {
   try {
-    const db = new Database(dbPath, { readwrite: true, create: false });
-    try {
-      return db.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number; log: number; checkpointed: number } | null;
-    } finally {
-      db.close();
-    }
+    return onFile(
+      dbPath,
+      { readwrite: true, create: false },
+      (db) => db.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number; log: number; checkpointed: number } | null,
+    );
   } catch {
     return null;
   }
@@ -98,25 +90,17 @@ export function sqliteCheckpointPassive(dbPath: string): { busy: number; log: nu
  * busy_timeout (5 s) for that lock, synchronously, holding the probe — and every request — for all of it.
  */
 export function sqliteTakesWriteLock(dbPath: string, timeoutMs: number): void {
-  const db = new Database(dbPath, { readwrite: true, create: false });
-  try {
+  onFile(dbPath, { readwrite: true, create: false }, (db) => {
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(timeoutMs))}`);
     db.exec("BEGIN IMMEDIATE");
     db.exec("ROLLBACK");
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** PRAGMA integrity_check on a copy, read-only; "ok" or the first problems SQLite reports. */
 export function integrityOf(path: string): string {
-  const copy = new Database(path, { readonly: true });
-  try {
-    const rows = copy.query("PRAGMA integrity_check(5)").all() as Array<{ integrity_check: string }>;
-    return rows.map((r) => r.integrity_check).join("; ");
-  } finally {
-    copy.close();
-  }
+  const rows = onFile(path, { readonly: true }, (db) => db.query("PRAGMA integrity_check(5)").all() as Array<{ integrity_check: string }>);
+  return rows.map((r) => r.integrity_check).join("; ");
 }
 
 /** The file held exclusively: nobody else can open it until `release`. */
