@@ -9,6 +9,10 @@ import { isAddress, SOL_DECIMALS } from "../solana/constants";
 import { dailyHolderSnapshots, type HolderSnapshotRow, latestAuthority, latestHolders, latestSync, latestToken } from "./store/snapshots";
 import { amountsMovedSince, latestTransactionRows } from "./store/transactions";
 import { walletTokenBalance } from "./token-snapshot";
+import { schemaView } from "../http/schema-view";
+import { ChainModel } from "./model";
+
+const TransactionItem = ChainModel.latestTransactions.properties.rows.items;
 
 // The chain domain's verbs for routes and other domains. Public answers say not_configured with a 200;
 // partner answers that cannot be given (no mint, no snapshot yet, RPC down) are 503 service_unavailable with
@@ -195,17 +199,13 @@ export async function latestTransactions(ctx: AppContext, limit: number) {
     query,
     pagination,
     decimals,
-    rows: rows.map((r) => ({
-      signature: r.signature,
-      block_time: r.block_time,
-      slot: r.slot,
-      status: r.status,
-      // null only before any snapshot has told us the decimals; the raw value is always there.
-      token_delta: decimals === null ? null : formatUnits(BigInt(r.token_delta_raw), decimals),
-      token_delta_raw: r.token_delta_raw,
-      amount_moved: decimals === null ? null : formatUnits(BigInt(r.amount_moved_raw), decimals),
-      found_via: r.found_via,
-    })),
+    // The decimal amounts are null only before any snapshot has told us the decimals; the raw value is always there.
+    rows: rows.map((r) =>
+      schemaView(TransactionItem, r, {
+        token_delta: decimals === null ? null : formatUnits(BigInt(r.token_delta_raw), decimals),
+        amount_moved: decimals === null ? null : formatUnits(BigInt(r.amount_moved_raw), decimals),
+      }),
+    ),
     sync: { freshness_status: fresh.status, last_sync_at_utc: sync?.taken_at ?? null, age_hours: fresh.age_hours },
   };
 }

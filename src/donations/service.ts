@@ -6,6 +6,8 @@ import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { isAddress } from "../solana/constants";
 import type { Queryable } from "../db/port";
 import { emitEvent } from "../webhooks/service";
+import { schemaView } from "../http/schema-view";
+import { DonationsModel } from "./model";
 import type { EmailSender } from "./email";
 import { type ClaimRow, claimByCode, insertClaim, redeemIssuedClaim } from "./store";
 export type { EmailSender } from "./email";
@@ -89,23 +91,16 @@ const claimUrl = (ctx: Pick<AppContext, "config">, code: string) => `${ctx.confi
 const emailStatusOf = (r: Pick<ClaimRow, "recipient_email" | "email_sent">) => (r.email_sent ? "sent" : r.recipient_email ? "queued" : "not_requested");
 
 export function claimView(ctx: Pick<AppContext, "config">, r: ClaimRow) {
-  return {
+  return schemaView(DonationsModel.claim, r, {
     claim_id: r.id,
-    claim_code: r.claim_code,
-    status: r.status,
     claim_status: r.status,
-    campaign_id: r.campaign_id,
-    amount: r.amount,
     recipient: { email: r.recipient_email, wallet_address: r.recipient_wallet },
     user_id: r.user_id === null ? null : String(r.user_id),
     partner_key_id: r.key_id,
     email_sent: r.email_sent === 1,
     email_status: emailStatusOf(r),
     claim_url: claimUrl(ctx, r.claim_code),
-    created_at: r.created_at,
-    redeemed_at: r.redeemed_at,
-    redeemed_by: r.redeemed_by,
-  } as const;
+  });
 }
 
 function claimEmail(ctx: Pick<AppContext, "config">, to: string, campaignId: string, amount: string, code: string) {

@@ -5,7 +5,8 @@ import type { Queryable } from "../db/port";
 import { ValidationError } from "../http/errors/errors";
 import { assertExternalIdFree, assertUsernameFree, assertWalletFree, rethrowUniqueViolation } from "./user-conflicts";
 import { FieldCheck } from "./user-fields";
-import type { UsersModel } from "./users-model";
+import { User, type UsersModel } from "./users-model";
+import { schemaView } from "../http/schema-view";
 import { insertUser, PATCHABLE, type Patchable, updateUserFields, type UserWithPrimary, userWithPrimary } from "./store/users";
 import { emitUserUpdated, getUserOrThrow, type UserRow } from "./users";
 import { upsertWallet, walletsOf, type WalletView } from "./wallets-service";
@@ -22,19 +23,14 @@ export const USER_DOCS_LINKS = { users: "/api/docs#/partner", errors: "/api/part
 
 export function userView(u: UserWithPrimary, wallets?: WalletView[]) {
   // The spec types these as strings: a field never set (or cleared with null) answers "", as a wallet's label does.
-  return {
-    id: u.id,
-    external_id: u.external_id,
+  return schemaView(User, u, {
     username: u.username ?? "",
     display_name: u.display_name ?? "",
     email: u.email ?? "",
-    status: u.status,
     is_verified: u.is_verified === 1,
     wallet_address: u.primary_wallet ?? "",
-    ...(wallets ? { wallets } : {}),
-    created_at: u.created_at,
-    updated_at: u.updated_at,
-  };
+    wallets,
+  });
 }
 
 async function loadView(q: Queryable, id: number, includeWallets: boolean) {
