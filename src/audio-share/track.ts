@@ -6,6 +6,7 @@ import { AppError, NotFoundError } from "../http/errors/errors";
 import { type PageRequest, pageOf } from "../http/pagination";
 import { TRACK_AUTH_HEADER, type TrackAuthHeader } from "./catalogs";
 import { checkDestination, type HostPolicy } from "./host-policy";
+import type { AudioShareModel } from "./model";
 import { CODE_PATTERN, linkStore } from "./short-links";
 import {
   firstEventSince,
@@ -56,13 +57,7 @@ export async function authenticateTrack(ctx: AppContext, authorization: string |
   return { header: mode === "required" ? "required_valid_bearer" : "optional_valid_bearer", tokenId: row.id };
 }
 
-export interface TrackInput {
-  event_type: string;
-  destination_url: string;
-  client_event_id: string;
-  short_code?: string;
-  channel?: string;
-}
+export type TrackInput = typeof AudioShareModel.trackBody.static;
 
 /** A short URL of this service as destination names its link, so its events show in the link's stats. */
 async function linkIdFor(ctx: AppContext, input: TrackInput, destination: URL): Promise<number | null> {

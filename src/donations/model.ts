@@ -30,6 +30,21 @@ const Claim = named(
   }),
 );
 
+/** What issuing a claim answers (inside the envelope). */
+const issuedFields = {
+  status: t.Literal("issued"),
+  claim_status: t.Literal("issued"),
+  claim_code: t.String({ description: "Unguessable (160 random bits), dc_ + base32" }),
+  partner_key_id: t.String(),
+  claim_id: t.Integer(),
+  campaign_id: t.String(),
+  amount: t.String({ description: "Exact decimal string" }),
+  email_sent: t.Boolean({ description: "True only if the email left Herald; the outbox sender only queues, so false" }),
+  email_status: EmailStatus,
+  claim_url: t.String(),
+  created_at: t.String(),
+};
+
 export const DonationsModel = {
   claim: Claim,
   issueBody: t.Object(
@@ -49,22 +64,8 @@ export const DonationsModel = {
     },
     { additionalProperties: false },
   ),
-  issued: named(
-    "DonationClaimIssued",
-    Envelope({
-      status: t.Literal("issued"),
-      claim_status: t.Literal("issued"),
-      claim_code: t.String({ description: "Unguessable (160 random bits), dc_ + base32" }),
-      partner_key_id: t.String(),
-      claim_id: t.Integer(),
-      campaign_id: t.String(),
-      amount: t.String({ description: "Exact decimal string" }),
-      email_sent: t.Boolean({ description: "True only if the email left Herald; the outbox sender only queues, so false" }),
-      email_status: EmailStatus,
-      claim_url: t.String(),
-      created_at: t.String(),
-    }),
-  ),
+  issuedClaim: t.Object(issuedFields),
+  issued: named("DonationClaimIssued", Envelope(issuedFields)),
   codeParams: t.Object({ claim_code: t.String({ minLength: 1, maxLength: 128 }) }),
   redeemBody: t.Optional(t.Object({ redeemed_by: t.Optional(t.String({ minLength: 1, maxLength: 128 })) }, { additionalProperties: false })),
   claimResponse: Envelope({ claim: Claim }),

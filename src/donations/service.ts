@@ -20,12 +20,7 @@ const CODE_BYTES = 20; // 160 bits: guessing one live code is hopeless even at m
 export const CLAIM_CODE_PATTERN = /^dc_[a-z2-7]{32}$/;
 const EMAIL_PATTERN = /^[^\s@<>()",;:\\[\]]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
-export interface IssueInput {
-  campaign_id: string;
-  amount: number | string;
-  recipient: { email?: string; wallet_address?: string };
-  user_id?: string | number;
-}
+export type IssueInput = typeof DonationsModel.issueBody.static;
 
 /** Expands JS's shortest round-trip form ("1e-7", "1.5e+21") to plain digits, so it can be checked as a string. */
 function plainDigits(n: number): string {
@@ -140,20 +135,7 @@ export async function issueClaim(t: Queryable, ctx: DonationCtx, owner: Owner, k
     recipient: { email: row.recipient_email, wallet_address: row.recipient_wallet },
     user_id: user ? String(user.id) : null,
   });
-  const view = claimView(ctx, row);
-  return {
-    status: "issued" as const,
-    claim_status: "issued" as const,
-    claim_code: code,
-    partner_key_id: keyId,
-    claim_id: row.id,
-    campaign_id: row.campaign_id,
-    amount: row.amount,
-    email_sent: view.email_sent,
-    email_status: view.email_status,
-    claim_url: view.claim_url,
-    created_at: row.created_at,
-  };
+  return schemaView(DonationsModel.issuedClaim, claimView(ctx, row), { status: "issued", claim_status: "issued" });
 }
 
 /**

@@ -5,6 +5,7 @@ import { listAnswer, pageOf, type PageRequest } from "../http/pagination";
 import { getUserOrThrow, requireActiveUser, type UserRow } from "../partner/service";
 import { minorToNumber, parseAmountMinor } from "./amounts";
 import { type AppendedEntry, appendEntry, balanceMinorOf, emitLedgerEvent } from "./ledger";
+import type { SalutesModel } from "./model";
 import { ledgerPage } from "./store/ledger";
 
 /** Who wrote an entry: the key, and the Idempotency-Key that makes a retry of it a no-op. */
@@ -70,12 +71,7 @@ export async function postEntry(
 /** The group key of a transaction that moves this user's balance (TxOptions.group). */
 export const balanceGroup = (userId: string): string => `salutes:${userId}`;
 
-export interface LedgerFilters {
-  user_id: string;
-  order?: "asc" | "desc";
-  reason?: string;
-  source?: string;
-}
+export type LedgerFilters = Pick<typeof SalutesModel.ledgerQuery.static, "user_id" | "order" | "reason" | "source">;
 
 /** GET /api/salutes/ledger: one user's entries, newest first unless order=asc; keyset cursor on id. */
 export async function listLedger(ctx: AppContext, owner: Owner, filters: LedgerFilters, page: PageRequest) {
