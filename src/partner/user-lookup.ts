@@ -3,20 +3,12 @@ import type { AppContext } from "../context";
 import { queryProblem } from "../http/errors/errors";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { listUserRows } from "./store/users";
+import type { UsersModel } from "./users-model";
 import { userView } from "./users-service";
 import { walletsByUser } from "./wallets-service";
 
-export interface UserFilter {
-  status?: "active" | "suspended";
-  /** Substring of external_id, username, display_name or email (case-insensitive for ASCII). */
-  q?: string;
-  /** Exact matches; email and username are stored lower-cased, so these are case-insensitive. */
-  email?: string;
-  username?: string;
-  /** Exact address of any of the user's wallets, on any chain. */
-  wallet?: string;
-  includeWallets: boolean;
-}
+/** The lookup's filters (q a substring, the others exact; email and username are stored lower-cased). */
+export type UserFilter = Partial<Pick<typeof UsersModel.lookupQuery.static, "status" | "q" | "email" | "username" | "wallet">> & { includeWallets: boolean };
 
 /** `%` and `_` in a search term are literal characters, not wildcards a partner could use to enumerate. */
 const likeTerm = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -14,29 +14,22 @@ const days = (n: number) => `${n} day${n === 1 ? "" : "s"}`;
  * a verification is stale once its age exceeds the policy: with 30, day 30 is still fresh, day 31 is stale.
  */
 export function verificationOf(verifiedAt: string | null, now: Date, reverifyDays: number) {
-  if (!verifiedAt) {
-    return {
-      verified: false,
-      verified_at_utc: null,
-      // The spec types the age as an integer: 0 with no verification (verified false, freshness "unverified").
-      verification_age_days: 0,
-      freshness: "unverified" as const,
-      status_text: "Not verified",
-      reverify_days: reverifyDays,
-    };
-  }
-  const age = Math.max(0, Math.floor((now.getTime() - Date.parse(verifiedAt)) / DAY_MS));
+  const at = verifiedAt || null;
+  // The spec types the age as an integer: 0 with no verification (verified false, freshness "unverified").
+  const age = at ? Math.max(0, Math.floor((now.getTime() - Date.parse(at)) / DAY_MS)) : 0;
   const stale = age > reverifyDays;
-  const status_text = stale
-    ? `Verification is ${days(age)} old; re-verify (policy ${days(reverifyDays)})`
-    : age === 0
-      ? "Verified today (0 days ago)"
-      : `Verified ${days(age)} ago`;
+  const status_text = !at
+    ? "Not verified"
+    : stale
+      ? `Verification is ${days(age)} old; re-verify (policy ${days(reverifyDays)})`
+      : age === 0
+        ? "Verified today (0 days ago)"
+        : `Verified ${days(age)} ago`;
   return {
-    verified: true,
-    verified_at_utc: verifiedAt,
+    verified: at !== null,
+    verified_at_utc: at,
     verification_age_days: age,
-    freshness: stale ? ("stale" as const) : ("fresh" as const),
+    freshness: !at ? ("unverified" as const) : stale ? ("stale" as const) : ("fresh" as const),
     status_text,
     reverify_days: reverifyDays,
   };
