@@ -30,20 +30,6 @@ export interface RpcCall {
   fault: FaultKind | null;
 }
 
-export interface DevRpcServer {
-  url: string;
-  port: number;
-  fixture: ChainFixture;
-  /** The planted audit anomalies (`--plant`), or null. */
-  plan: AnomalyPlan | null;
-  /** Every request received, in order (method, params and the fault applied). */
-  calls: RpcCall[];
-  fault(f: Fault): void;
-  clearFaults(): void;
-  callsOf(method: string): RpcCall[];
-  stop(): Promise<void>;
-}
-
 export interface DevRpcOptions extends FixtureOptions {
   port?: number;
   hostname?: string;
@@ -143,7 +129,9 @@ async function answer(fixture: ChainFixture, faults: ActiveFault[], calls: RpcCa
   }
 }
 
-export function startDevRpc(opts: DevRpcOptions = {}): DevRpcServer {
+export type DevRpcServer = ReturnType<typeof startDevRpc>;
+
+export function startDevRpc(opts: DevRpcOptions = {}) {
   const fixture = opts.fixture ?? new ChainFixture(opts);
   const plan = opts.plant?.length ? plantAnomalies(fixture, opts.plant) : null;
   const faults: ActiveFault[] = [];
@@ -164,16 +152,17 @@ export function startDevRpc(opts: DevRpcOptions = {}): DevRpcServer {
     idleTimeout: 120,
     fetch: handle,
   });
-  const url = `http://${server.hostname}:${server.port}`;
   return {
-    url,
+    url: `http://${server.hostname}:${server.port}`,
     port: server.port!,
     fixture,
+    /** The planted audit anomalies (`--plant`), or null. */
     plan,
+    /** Every request received, in order (method, params and the fault applied). */
     calls,
-    fault: (f) => void faults.push({ ...f, left: f.times ?? Number.POSITIVE_INFINITY, skip: f.after ?? 0 }),
+    fault: (f: Fault) => void faults.push({ ...f, left: f.times ?? Number.POSITIVE_INFINITY, skip: f.after ?? 0 }),
     clearFaults: () => void faults.splice(0),
-    callsOf: (method) => calls.filter((c) => c.method === method),
+    callsOf: (method: string) => calls.filter((c) => c.method === method),
     stop: () => server.stop(true),
   };
 }

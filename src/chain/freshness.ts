@@ -9,12 +9,10 @@ export type Freshness = "fresh" | "stale" | "missing" | "not_configured";
 
 export const NOT_CONFIGURED_REASON = "TOKEN_MINT is not set on this service: no chain data is collected";
 
-export const ageHours = (ctx: AppContext, at: string): number => Math.round(((ctx.clock.now().getTime() - Date.parse(at)) / 3_600_000) * 100) / 100;
-
 export function freshnessOf(ctx: AppContext, at: string | null, staleAfterHours: number): { status: Freshness; age_hours: number | null } {
   if (!ctx.chain.configured) return { status: "not_configured", age_hours: null };
   if (at === null) return { status: "missing", age_hours: null };
-  const age = ageHours(ctx, at);
+  const age = Math.round(((ctx.clock.now().getTime() - Date.parse(at)) / 3_600_000) * 100) / 100;
   return { status: age > staleAfterHours ? "stale" : "fresh", age_hours: age };
 }
 
@@ -65,5 +63,3 @@ export const trustContext = (ctx: AppContext, job: string, table: string, method
   method,
   table,
 });
-
-export const primaryRpcUrl = (ctx: AppContext): string | null => ctx.chain.primaryUrl;

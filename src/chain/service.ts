@@ -2,7 +2,7 @@ import { latestPage } from "../http/pagination";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors/errors";
 import { formatUnits, percentOf } from "./amounts";
-import { freshnessOf, NOT_CONFIGURED_REASON, primaryRpcUrl, trustContext } from "./freshness";
+import { freshnessOf, NOT_CONFIGURED_REASON, trustContext } from "./freshness";
 import { jobsRollupProof, publicStatsCacheProof } from "./proofs";
 import { ChainUnavailableError } from "../solana/rpc-errors";
 import { isAddress, SOL_DECIMALS } from "../solana/constants";
@@ -65,7 +65,7 @@ export async function tokenStatus(ctx: AppContext) {
   return {
     mint,
     decimals: token.decimals,
-    rpc_url: primaryRpcUrl(ctx)!,
+    rpc_url: ctx.chain.primaryUrl!,
     chain: {
       // The same amounts in whole tokens, exact decimal strings.
       ...(Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, formatUnits(BigInt(v), token.decimals)])) as typeof raw),
