@@ -1,3 +1,4 @@
+import { formatUnits } from "./amounts";
 import { TOKEN_PROGRAM_ID, type ChainFixture, type FixtureTokenAccount, type FixtureTx } from "./fixture-data";
 
 // The fixture's JSON-RPC methods, shaped like a Solana node's replies (what @solana/web3.js 1.x validates).
@@ -28,10 +29,7 @@ function opts(params: Params, i: number): Record<string, unknown> {
 }
 
 const ui = (amount: bigint, decimals: number) => {
-  const s = amount.toString().padStart(decimals + 1, "0");
-  const whole = s.slice(0, s.length - decimals);
-  const frac = s.slice(s.length - decimals).replace(/0+$/, "");
-  const text = frac ? `${whole}.${frac}` : whole;
+  const text = formatUnits(amount, decimals);
   return { amount: amount.toString(), decimals, uiAmount: Number(text), uiAmountString: text };
 };
 

@@ -39,6 +39,8 @@ const TrustContext = named(
   }),
 );
 
+const HoldersSource = t.UnionEnum(["onchain_scan", "unavailable"], { description: "unavailable until the first holders snapshot" });
+
 const LastRun = N(t.Object({ job: t.String(), started_at: t.String(), ok: N(t.Boolean()), error: N(t.String()) }));
 
 const header = {
@@ -104,7 +106,7 @@ export const ChainModel = {
         holders: N(t.Integer()),
         holders_cached: N(t.Integer()),
         holders_onchain_lower_bound: N(t.Integer()),
-        holders_source: t.UnionEnum(["onchain_scan", "unavailable"], { description: "unavailable until the first holders snapshot" }),
+        holders_source: HoldersSource,
         holders_snapshot_at_utc: N(t.String()),
         volume_24h: N(t.String({ description: "sum moved by synced transactions in the last 24 h" })),
         volume_24h_source: t.UnionEnum(["synced_transactions", "unavailable"], { description: "unavailable until the first transaction sync" }),
@@ -178,7 +180,7 @@ export const ChainModel = {
   holderCache: proofModel("HolderCacheProof", "holder_cache_freshness", {
     holders: N(t.Integer()),
     accounts_scanned: N(t.Integer()),
-    holders_source: t.UnionEnum(["onchain_scan", "unavailable"], { description: "unavailable until the first holders snapshot" }),
+    holders_source: HoldersSource,
     scan_duration_ms: N(t.Integer()),
   }),
   holderGrowth: proofModel("HolderGrowthProof", "holder_growth_freshness", {
