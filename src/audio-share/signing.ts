@@ -43,14 +43,8 @@ export function sameSignature(a: string, b: string): boolean {
 
 export const tokenOf = (code: string, expiresUnix: number, signature: string) => `${code}.${expiresUnix}.${signature}`;
 
-export interface ParsedToken {
-  code: string;
-  expiresUnix: number | null;
-  signature: string | null;
-}
-
 /** `code` alone, or the creator's `code.expires.signature`; null when it is neither shape. */
-export function parseCodeOrToken(value: string): ParsedToken | null {
+export function parseCodeOrToken(value: string) {
   const parts = value.trim().split(".");
   if (parts.length === 1) return { code: parts[0]!, expiresUnix: null, signature: null };
   if (parts.length !== 3 || !/^\d{1,12}$/.test(parts[1]!) || !/^[A-Za-z0-9_-]{1,100}$/.test(parts[2]!)) return null;
