@@ -54,7 +54,7 @@ const Validation = {
   warnings: t.Array(Finding),
 };
 
-const LinkView = {
+export const LinkView = t.Object({
   short_code: t.String(),
   short_url: t.String(),
   destination_url: t.String(),
@@ -67,7 +67,7 @@ const LinkView = {
   created_at: t.String(),
   expires_at: t.String(),
   revoked_at: nullable(t.String()),
-};
+});
 
 const HitCounts = { clicks: t.Integer(), unique_clicks: t.Integer(), bot_hits: t.Integer(), head_hits: t.Integer() };
 
@@ -165,12 +165,12 @@ export const AudioShareModel = {
   }),
   expandQuery: t.Object({ short_url: shortUrl, ...includeMeta }),
   expandBody: t.Object({ short_url: shortUrl }, { additionalProperties: false }),
-  link: named("ShareLink", Envelope(LinkView)),
+  link: named("ShareLink", Envelope(LinkView.properties)),
   resolveBody: t.Object(
     { code: t.String({ minLength: 1, maxLength: 200, description: "The short code, or the signed token code.expires.signature" }) },
     { additionalProperties: false },
   ),
-  resolved: Envelope({ ...LinkView, token_verified: t.Boolean(), expires_in_seconds: t.Integer() }),
+  resolved: Envelope({ ...LinkView.properties, token_verified: t.Boolean(), expires_in_seconds: t.Integer() }),
   trackBody: t.Object(
     {
       event_type: t.Union(

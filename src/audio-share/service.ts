@@ -1,9 +1,10 @@
-import { type FlagValue, flagOn } from "../http/envelope";
+import { flagOn } from "../http/envelope";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors/errors";
 import { warningOf, type Finding } from "./catalogs";
 import { parseChannels, renderShare, type Channel, type RenderedShare } from "./channels";
 import { checkDestination, type HostPolicy } from "./host-policy";
+import type { AudioShareModel } from "./model";
 import { linkStore, shortUrlOf, expiresUnixOf } from "./short-links";
 import { tokenOf } from "./signing";
 
@@ -11,23 +12,9 @@ import { tokenOf } from "./signing";
 // share URL, and (use_short=1 / token_mode=signed) issue a short link. validate and preview run the same
 // steps without writing anything.
 
-export interface DestinationInput {
-  track_url?: string;
-  file_url?: string;
-  prefer?: string;
-}
-
-export interface ShareInput extends DestinationInput {
-  title?: string;
-  text?: string;
-  channels?: string;
-}
-
-export interface BuildInput extends ShareInput {
-  token_mode?: "signed";
-  use_short?: FlagValue;
-  expires_in?: number;
-}
+type DestinationInput = Omit<typeof AudioShareModel.validateQuery.static, "include_meta">;
+type ShareInput = typeof AudioShareModel.previewQuery.static;
+type BuildInput = typeof AudioShareModel.buildQuery.static;
 
 interface Chosen {
   raw: string | null;
@@ -61,7 +48,7 @@ function chooseDestination(input: DestinationInput): Chosen {
 export type Evaluation = ReturnType<typeof evaluate>;
 
 /** Every check, collected rather than thrown: what /validate and each batch item report. */
-export function evaluate(policy: HostPolicy, input: DestinationInput & { channels?: string }) {
+export function evaluate(policy: HostPolicy, input: DestinationInput) {
   const chosen = chooseDestination(input);
   const errors: Finding[] = [];
   const warnings = [...chosen.warnings];
@@ -170,23 +157,17 @@ export async function buildShare(ctx: AppContext, policy: HostPolicy, input: Bui
 }
 
 /** GET /validate: one destination, every finding. */
-export function validateShare(policy: HostPolicy, input: DestinationInput & { channels?: string }) {
+export function validateShare(policy: HostPolicy, input: DestinationInput) {
   const e = evaluate(policy, input);
   // Every field of the evaluation, in its order; the channels by id.
   return { ...e, channels: e.channels.map((c) => c.id) };
 }
 
 /** Channels in a JSON body: the query's comma list, or the same names as an array. */
-type BodyChannels = string | string[];
-const channelList = (c: BodyChannels | undefined): string | undefined => (Array.isArray(c) ? c.join(",") : c);
-
-export interface BatchInput {
-  defaults?: { channels?: BodyChannels; prefer?: string };
-  items: Array<DestinationInput & { title?: string; channels?: BodyChannels }>;
-}
+const channelList = (c: string | string[] | undefined): string | undefined => (Array.isArray(c) ? c.join(",") : c);
 
 /** POST /validate/batch: each item on its own; one bad item never fails the others. */
-export function validateBatch(policy: HostPolicy, input: BatchInput) {
+export function validateBatch(policy: HostPolicy, input: typeof AudioShareModel.batchBody.static) {
   const results = input.items.map((item, index) => ({
     index,
     ...validateShare(policy, { ...item, prefer: item.prefer ?? input.defaults?.prefer, channels: channelList(item.channels ?? input.defaults?.channels) }),

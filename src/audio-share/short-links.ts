@@ -3,6 +3,8 @@ import { type AppContext, stateOf as contextState, slot } from "../context";
 import { epochMs } from "../clock";
 import { UniqueViolation } from "../db/port";
 import { AppError } from "../http/errors/errors";
+import { schemaView } from "../http/schema-view";
+import { LinkView } from "./model";
 import { sameSignature, signLink } from "./signing";
 import { insertLink, type LinkRow, linkByCode } from "./store/links";
 
@@ -171,18 +173,11 @@ export function usableOrThrow(ctx: AppContext, link: ResolvedLink | null, code: 
 /** What expand and the admin routes show of a link. */
 export function describeLink(ctx: AppContext, link: ResolvedLink) {
   const r = link.row;
-  return {
+  return schemaView(LinkView, r, {
     short_code: r.code,
     short_url: shortUrlOf(ctx, r.code),
-    destination_url: r.destination_url,
-    source: r.source,
-    channel: r.channel,
-    title: r.title,
     signed: r.signed === 1,
     signature_valid: link.signatureOk,
     state: stateOf(ctx, link),
-    created_at: r.created_at,
-    expires_at: r.expires_at,
-    revoked_at: r.revoked_at,
-  };
+  });
 }
