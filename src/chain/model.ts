@@ -60,7 +60,25 @@ const proofModel = <L extends string, P extends TProperties>(name: string, proof
   named(name, Envelope({ proof: t.Literal(proof), ...header, ...fields }));
 
 const Pct = N(t.Number({ description: "percent, four decimals" }));
-const ConcentrationPoint = t.Object({ snapshot_id: t.Integer(), taken_at_utc: t.String(), holders: t.Integer(), top1_pct: Pct, top5_pct: Pct, top10_pct: Pct });
+export const ConcentrationPoint = t.Object({
+  snapshot_id: t.Integer(),
+  taken_at_utc: t.String(),
+  holders: t.Integer(),
+  top1_pct: Pct,
+  top5_pct: Pct,
+  top10_pct: Pct,
+});
+
+export const LatestTransaction = t.Object({
+  signature: t.String(),
+  block_time: N(t.String()),
+  slot: t.Integer(),
+  status: t.Union([t.Literal("ok"), t.Literal("failed")]),
+  token_delta: N(t.String({ description: "net change of the treasury + reserve wallets' balance" })),
+  token_delta_raw: t.String(),
+  amount_moved: N(t.String()),
+  found_via: t.String(),
+});
 
 export const ChainModel = {
   metaQuery: t.Object({ include_meta: t.Optional(t.String()) }),
@@ -161,18 +179,7 @@ export const ChainModel = {
       query: LatestQueryEcho(),
       pagination: PaginationSchema,
       decimals: N(t.Integer()),
-      rows: t.Array(
-        t.Object({
-          signature: t.String(),
-          block_time: N(t.String()),
-          slot: t.Integer(),
-          status: t.Union([t.Literal("ok"), t.Literal("failed")]),
-          token_delta: N(t.String({ description: "net change of the treasury + reserve wallets' balance" })),
-          token_delta_raw: t.String(),
-          amount_moved: N(t.String()),
-          found_via: t.String(),
-        }),
-      ),
+      rows: t.Array(LatestTransaction),
       sync: t.Object({ freshness_status: Freshness, last_sync_at_utc: N(t.String()), age_hours: N(t.Number()) }),
     }),
   ),

@@ -1,6 +1,8 @@
 import { latestPage } from "../http/pagination";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors/errors";
+import { schemaView } from "../http/schema-view";
+import { ConcentrationPoint, LatestTransaction } from "./model";
 import { formatUnits, percentOf } from "./amounts";
 import { freshnessOf, NOT_CONFIGURED_REASON, trustContext } from "./freshness";
 import { jobsRollupProof, publicStatsCacheProof } from "./proofs";
@@ -9,10 +11,6 @@ import { isAddress, SOL_DECIMALS } from "../solana/constants";
 import { dailyHolderSnapshots, type HolderSnapshotRow, latestAuthority, latestHolders, latestSync, latestToken } from "./store/snapshots";
 import { amountsMovedSince, latestTransactionRows } from "./store/transactions";
 import { walletTokenBalance } from "./token-snapshot";
-import { schemaView } from "../http/schema-view";
-import { ChainModel } from "./model";
-
-const TransactionItem = ChainModel.latestTransactions.properties.rows.items;
 
 // The chain domain's verbs for routes and other domains. Public answers say not_configured with a 200;
 // partner answers that cannot be given (no mint, no snapshot yet, RPC down) are 503 service_unavailable with
@@ -199,9 +197,9 @@ export async function latestTransactions(ctx: AppContext, limit: number) {
     query,
     pagination,
     decimals,
-    // The decimal amounts are null only before any snapshot has told us the decimals; the raw value is always there.
+    // The amounts are null only before any snapshot has told us the decimals; the raw value is always there.
     rows: rows.map((r) =>
-      schemaView(TransactionItem, r, {
+      schemaView(LatestTransaction, r, {
         token_delta: decimals === null ? null : formatUnits(BigInt(r.token_delta_raw), decimals),
         amount_moved: decimals === null ? null : formatUnits(BigInt(r.amount_moved_raw), decimals),
       }),
@@ -212,14 +210,13 @@ export async function latestTransactions(ctx: AppContext, limit: number) {
 
 const concentrationOf = (row: HolderSnapshotRow) => {
   const total = BigInt(row.total_raw);
-  return {
+  return schemaView(ConcentrationPoint, row, {
     snapshot_id: row.id,
     taken_at_utc: row.taken_at,
-    holders: row.holders,
     top1_pct: percentOf(BigInt(row.top1_raw), total),
     top5_pct: percentOf(BigInt(row.top5_raw), total),
     top10_pct: percentOf(BigInt(row.top10_raw), total),
-  };
+  });
 };
 
 /** The latest concentration and a daily trend (the last snapshot of each UTC day, up to 90 days). */
