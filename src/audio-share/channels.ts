@@ -1,4 +1,5 @@
 import { commaList } from "../config/parse";
+import type { Share } from "./model";
 
 // The share-channel registry: where each channel's share intent lives, what it can carry and how long the
 // message may be. channels.json serves it as is; build and preview render from it. Templates use
@@ -85,16 +86,8 @@ export function parseChannels(list: string | undefined | null): { channels: Chan
   return { channels, unknown };
 }
 
-export interface RenderedShare {
-  channel: string;
-  kind: ChannelKind;
-  share_url: string;
-  message: string;
-  /** Characters the channel counts for the message (links counted as the channel counts them). */
-  length: number;
-  limit: number | null;
-  truncated: boolean;
-}
+/** `length`: the characters the channel counts for the message (links counted as the channel counts them). */
+export type RenderedShare = typeof Share.static;
 
 /** Cuts text (on a word boundary where possible) so that text + link fit the channel; "…" marks the cut. */
 function fitText(text: string, room: number): { text: string; truncated: boolean } {

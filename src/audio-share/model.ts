@@ -31,7 +31,7 @@ const Finding = named(
   }),
 );
 
-const Share = named(
+export const Share = named(
   "ChannelShare",
   t.Object({
     channel: t.String(),

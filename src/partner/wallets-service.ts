@@ -70,15 +70,15 @@ export async function upsertWallet(t: Queryable, owner: Owner, userId: number, w
   try {
     if (!existing) {
       await store.insertWallet(t, owner, {
-        userId,
+        user_id: userId,
         blockchain: w.blockchain,
-        address: w.wallet_address,
+        wallet_address: w.wallet_address,
         label: w.label ?? null,
-        primary: promote,
+        is_primary: promote ? 1 : 0,
         verified: verified ?? 0,
-        verifiedAt,
-        hidden: hidden ?? 0,
-        sessionConnectedAt: session ?? null,
+        verified_at: verifiedAt,
+        is_hidden: hidden ?? 0,
+        session_connected_at: session ?? null,
         at: now,
       });
       return ["wallets", ...changes];
@@ -94,11 +94,11 @@ export async function upsertWallet(t: Queryable, owner: Owner, userId: number, w
     if (!changed) return [];
     await store.updateWallet(t, existing.id, {
       label,
-      primary: promote ? 1 : existing.is_primary,
+      is_primary: promote ? 1 : existing.is_primary,
       verified: verified ?? existing.verified,
-      verifiedAt: verified === null ? existing.verified_at : verifiedAt,
-      hidden: hidden ?? existing.is_hidden,
-      sessionConnectedAt: session === undefined ? existing.session_connected_at : session,
+      verified_at: verified === null ? existing.verified_at : verifiedAt,
+      is_hidden: hidden ?? existing.is_hidden,
+      session_connected_at: session === undefined ? existing.session_connected_at : session,
       at: now,
     });
     return ["wallets", ...changes];

@@ -30,51 +30,39 @@ export async function demoteWallet(q: Queryable, id: number, at: string): Promis
   await q.run("UPDATE wallet_links SET is_primary = 0, updated_at = ? WHERE id = ?", [at, id]);
 }
 
+/** The columns a link's owner sets (the rest are the row's identity, its owner and its timestamps). */
+export type WalletFields = Pick<WalletRow, "label" | "is_primary" | "verified" | "verified_at" | "is_hidden" | "session_connected_at">;
+
 export async function insertWallet(
   q: Queryable,
   owner: Owner,
-  w: {
-    userId: number;
-    blockchain: string;
-    address: string;
-    label: string | null;
-    primary: boolean;
-    verified: number;
-    verifiedAt: string | null;
-    hidden: number;
-    sessionConnectedAt: string | null;
-    at: string;
-  },
+  w: WalletFields & Pick<WalletRow, "user_id" | "blockchain" | "wallet_address"> & { at: string },
 ): Promise<void> {
   await q.run(
     `INSERT INTO wallet_links (user_id, partner, mode, blockchain, wallet_address, label, is_primary, verified, verified_at, is_hidden, session_connected_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
-      w.userId,
+      w.user_id,
       owner.partner,
       owner.mode,
       w.blockchain,
-      w.address,
+      w.wallet_address,
       w.label,
-      w.primary ? 1 : 0,
+      w.is_primary,
       w.verified,
-      w.verifiedAt,
-      w.hidden,
-      w.sessionConnectedAt,
+      w.verified_at,
+      w.is_hidden,
+      w.session_connected_at,
       w.at,
       w.at,
     ],
   );
 }
 
-export async function updateWallet(
-  q: Queryable,
-  id: number,
-  w: { label: string | null; primary: number; verified: number; verifiedAt: string | null; hidden: number; sessionConnectedAt: string | null; at: string },
-) {
+export async function updateWallet(q: Queryable, id: number, w: WalletFields & { at: string }) {
   await q.run(
     "UPDATE wallet_links SET label = ?, is_primary = ?, verified = ?, verified_at = ?, is_hidden = ?, session_connected_at = ?, updated_at = ? WHERE id = ?",
-    [w.label, w.primary, w.verified, w.verifiedAt, w.hidden, w.sessionConnectedAt, w.at, id],
+    [w.label, w.is_primary, w.verified, w.verified_at, w.is_hidden, w.session_connected_at, w.at, id],
   );
 }
 
