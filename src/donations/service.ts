@@ -118,15 +118,15 @@ export async function issueClaim(t: Queryable, ctx: DonationCtx, owner: Owner, k
   const now = ctx.clock.now().toISOString();
   const outcome = valid.email ? await email.send(t, claimEmail(ctx, valid.email, input.campaign_id, valid.amount, code)) : null;
   const row = await insertClaim(t, owner, {
-    keyId,
-    campaignId: input.campaign_id,
+    key_id: keyId,
+    campaign_id: input.campaign_id,
     amount: valid.amount,
-    email: valid.email,
-    wallet: valid.wallet,
-    userId: user?.id ?? null,
-    code,
-    emailSent: outcome?.sent ?? false,
-    at: now,
+    recipient_email: valid.email,
+    recipient_wallet: valid.wallet,
+    user_id: user?.id ?? null,
+    claim_code: code,
+    email_sent: outcome?.sent ? 1 : 0,
+    created_at: now,
   });
   await emitEvent(t, ctx, owner, "donation.claim", {
     claim_code: code,

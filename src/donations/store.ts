@@ -11,22 +11,12 @@ export type ClaimRow = Omit<RowOf<typeof donationClaims>, "status"> & { status: 
 export async function insertClaim(
   t: Queryable,
   owner: Owner,
-  c: {
-    keyId: string;
-    campaignId: string;
-    amount: string;
-    email: string | null;
-    wallet: string | null;
-    userId: number | null;
-    code: string;
-    emailSent: boolean;
-    at: string;
-  },
+  c: Pick<ClaimRow, "key_id" | "campaign_id" | "amount" | "recipient_email" | "recipient_wallet" | "user_id" | "claim_code" | "email_sent" | "created_at">,
 ): Promise<ClaimRow> {
   return (await t.get<ClaimRow>(
     `INSERT INTO donation_claims (partner, mode, key_id, campaign_id, amount, recipient_email, recipient_wallet, user_id, claim_code, status, email_sent, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', ?, ?) RETURNING *`,
-    [owner.partner, owner.mode, c.keyId, c.campaignId, c.amount, c.email, c.wallet, c.userId, c.code, c.emailSent ? 1 : 0, c.at],
+    [owner.partner, owner.mode, c.key_id, c.campaign_id, c.amount, c.recipient_email, c.recipient_wallet, c.user_id, c.claim_code, c.email_sent, c.created_at],
   ))!;
 }
 

@@ -69,12 +69,12 @@ export async function createUser(t: Queryable, ctx: Pick<AppContext, "clock" | "
   let user: UserRow;
   try {
     user = await insertUser(t, owner, {
-      externalId: externalId!,
+      external_id: externalId!,
       username: username ?? null,
-      displayName: displayName ?? null,
+      display_name: displayName ?? null,
       email: email ?? null,
       status: input.status ?? "active",
-      isVerified: input.is_verified === true,
+      is_verified: input.is_verified === true ? 1 : 0,
       at: now,
     });
   } catch (err) {

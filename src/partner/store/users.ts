@@ -37,20 +37,12 @@ export async function usernameHolder(q: Queryable, owner: Owner, username: strin
 export async function insertUser(
   q: Queryable,
   owner: Owner,
-  u: {
-    externalId: string;
-    username: string | null;
-    displayName: string | null;
-    email: string | null;
-    status: "active" | "suspended";
-    isVerified: boolean;
-    at: string;
-  },
+  u: Pick<UserRow, "external_id" | "username" | "display_name" | "email" | "status" | "is_verified"> & { at: string },
 ): Promise<UserRow> {
   return (await q.get<UserRow>(
     `INSERT INTO partner_users (partner, mode, external_id, username, display_name, email, status, is_verified, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    [owner.partner, owner.mode, u.externalId, u.username, u.displayName, u.email, u.status, u.isVerified ? 1 : 0, u.at, u.at],
+    [owner.partner, owner.mode, u.external_id, u.username, u.display_name, u.email, u.status, u.is_verified, u.at, u.at],
   ))!;
 }
 
