@@ -70,14 +70,7 @@ class LinkStore {
     this.cache.clear();
   }
 
-  async create(input: {
-    destination: string;
-    source: "track" | "file";
-    channel: string | null;
-    title: string | null;
-    signed: boolean;
-    expiresInSeconds: number;
-  }): Promise<LinkRow> {
+  async create(input: Pick<LinkRow, "source" | "channel" | "title"> & { destination: string; signed: boolean; expiresInSeconds: number }): Promise<LinkRow> {
     const nowMs = this.ctx.clock.now().getTime();
     const expiresUnix = Math.floor(nowMs / 1000) + input.expiresInSeconds;
     const expiresAt = new Date(expiresUnix * 1000).toISOString();
