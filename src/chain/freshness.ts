@@ -1,6 +1,7 @@
 import type { AppContext } from "../context";
 import type { ChainJob } from "./jobs";
 import { lastRun } from "./store/job-runs";
+import type { TokenSnapshotRow } from "./store/snapshots";
 
 // What every chain-backed public answer says about itself: how old the number is, whether that is too old,
 // and where it came from (the trust context). The public trusts these numbers only as far as this is honest.
@@ -16,12 +17,8 @@ export function freshnessOf(ctx: AppContext, at: string | null, staleAfterHours:
   return { status: age > staleAfterHours ? "stale" : "fresh", age_hours: age };
 }
 
-interface SnapshotRef {
-  id: number;
-  taken_at: string;
-  job_run_id: number | null;
-  rpc_host: string | null;
-}
+/** The snapshot row a proof speaks of: the columns every snapshot table has (holder growth has no host of its own). */
+type SnapshotRef = Pick<TokenSnapshotRow, "id" | "taken_at" | "job_run_id"> & { rpc_host: string | null };
 
 /**
  * The common part of a proof over the latest row of one job's table. A failed last run does not change the

@@ -17,13 +17,7 @@ interface Entry {
 const less = (a: Entry, b: Entry) => a.hi < b.hi || (a.hi === b.hi && a.lo < b.lo);
 const latin1 = new TextDecoder("latin1");
 
-export interface HolderTally {
-  accounts: number;
-  holders: number;
-  total: bigint;
-  /** Largest first. */
-  top: Array<{ address: string; amount: bigint }>;
-}
+export type HolderTally = ReturnType<HolderAccumulator["result"]>;
 
 export class HolderAccumulator {
   accounts = 0;
@@ -83,7 +77,8 @@ export class HolderAccumulator {
     }
   }
 
-  result(): HolderTally {
+  /** The tally; `top` largest first. */
+  result() {
     this.flush();
     const top = [...this.heap]
       .sort((a, b) => (less(a, b) ? 1 : less(b, a) ? -1 : a.address < b.address ? -1 : 1))
