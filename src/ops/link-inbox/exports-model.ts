@@ -10,21 +10,28 @@ import { LINK_EVENTS, SKIP_REASONS, STATUS_CODE_FAMILIES } from "./notify";
 // values of event, status_code_family and skip_reason are the notifier's own (notify.ts writes them).
 
 export const WINDOW_PRESETS = ["last_digest_warn", "last_outage"] as const;
-/** The columns of an exported event, in export order; `fields` picks a subset. */
-export const EVENT_FIELDS = [
-  "id",
-  "at",
-  "event",
-  "issue_id",
-  "target",
-  "url",
-  "attempt",
-  "status_code",
-  "status_code_family",
-  "skip_reason",
-  "outbox_id",
-  "error",
-] as const;
+const LinkEvent = named(
+  "LinkInboxEvent",
+  t.Object(
+    {
+      id: t.Optional(t.Integer()),
+      at: t.Optional(t.String({ format: "date-time" })),
+      event: t.Optional(t.String()),
+      issue_id: t.Optional(t.String()),
+      target: t.Optional(t.String({ description: "the chat target's name" })),
+      url: t.Optional(t.Union([t.String(), t.Null()], { description: "the target URL, redacted by the notifier" })),
+      attempt: t.Optional(t.Integer()),
+      status_code: t.Optional(t.Union([t.Integer(), t.Null()])),
+      status_code_family: t.Optional(t.Union([t.String(), t.Null()])),
+      skip_reason: t.Optional(t.Union([t.String(), t.Null()])),
+      outbox_id: t.Optional(t.Union([t.Integer(), t.Null()])),
+      error: t.Optional(t.Union([t.String(), t.Null()])),
+    },
+    { description: "one delivery attempt or skip; only the requested fields are present" },
+  ),
+);
+/** The columns of an exported event, in export order (LinkEvent's keys); `fields` picks a subset. */
+export const EVENT_FIELDS = Object.keys(LinkEvent.properties) as Array<keyof typeof LinkEvent.properties>;
 export type EventField = (typeof EVENT_FIELDS)[number];
 
 export const EXPORT_DEFAULT_LIMIT = 1000;
@@ -67,27 +74,6 @@ export const exportQuery = t.Object({
   ...includeMetaQuery,
 });
 
-const LinkEvent = named(
-  "LinkInboxEvent",
-  t.Object(
-    {
-      id: t.Optional(t.Integer()),
-      at: t.Optional(t.String({ format: "date-time" })),
-      event: t.Optional(t.String()),
-      issue_id: t.Optional(t.String()),
-      target: t.Optional(t.String({ description: "the chat target's name" })),
-      url: t.Optional(t.Union([t.String(), t.Null()], { description: "the target URL, redacted by the notifier" })),
-      attempt: t.Optional(t.Integer()),
-      status_code: t.Optional(t.Union([t.Integer(), t.Null()])),
-      status_code_family: t.Optional(t.Union([t.String(), t.Null()])),
-      skip_reason: t.Optional(t.Union([t.String(), t.Null()])),
-      outbox_id: t.Optional(t.Union([t.Integer(), t.Null()])),
-      error: t.Optional(t.Union([t.String(), t.Null()])),
-    },
-    { description: "one delivery attempt or skip; only the requested fields are present" },
-  ),
-);
-
 export const ExportWindow = named(
   "LinkInboxExportWindow",
   t.Object({
@@ -98,7 +84,8 @@ export const ExportWindow = named(
   }),
 );
 
-const ExportQueryEcho = named(
+/** The filters as checked by exports.ts; the store filters by them without window_preset and limit (store-reads.ts). */
+export const ExportQueryEcho = named(
   "LinkInboxExportQuery",
   t.Object({
     event: t.Array(t.String()),

@@ -9,6 +9,7 @@ import {
   EVENT_FIELDS,
   EXPORT_DEFAULT_LIMIT,
   type EventField,
+  type ExportQueryEcho,
   type ExportWindow as ExportWindowSchema,
   type exportQuery,
   WINDOW_PRESETS,
@@ -23,7 +24,7 @@ import { ok } from "../../http/envelope";
 /** The filters and fields of an export's query (what a download token stores), without its answer's flags. */
 export type EventFilterInput = Omit<typeof exportQuery.static, "count_only" | "checksum" | "compress" | "download_token" | "debug" | "include_meta">;
 
-export type ResolvedFilters = ReturnType<typeof resolveFilters>;
+export type ResolvedFilters = typeof ExportQueryEcho.static;
 
 type ExportWindow = typeof ExportWindowSchema.static;
 
@@ -47,7 +48,7 @@ export function resolveFields(raw: string[] | undefined): EventField[] {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function resolveFilters(q: EventFilterInput) {
+export function resolveFilters(q: EventFilterInput): ResolvedFilters {
   const from = q.at_from !== undefined ? instantOrThrow("at_from", q.at_from) : null;
   const to = q.at_to !== undefined ? instantOrThrow("at_to", q.at_to) : null;
   if (from !== null && to !== null && to <= from) throw queryProblem("at_to", "must be after at_from");

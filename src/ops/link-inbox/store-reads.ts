@@ -1,5 +1,5 @@
 import type { Param, Queryable } from "../../db/port";
-import { EVENT_FIELDS, type EventField } from "./exports-model";
+import { EVENT_FIELDS, type EventField, type ExportQueryEcho } from "./exports-model";
 import type { LinkEventRow, OutboxRow } from "./store";
 
 // The link inbox's read models over ops_link_events and ops_link_outbox: target health, the verification
@@ -72,16 +72,7 @@ export const noticesOfIssue = (q: Queryable, issueId: string, limit: number) =>
 // ---- the events export (src/ops/link-inbox/exports.ts)
 
 /** What the export filters by, already checked against their lists (exports.ts). */
-export interface EventsWhere {
-  event: string[];
-  event_prefix: string | null;
-  at_from: string | null;
-  at_to: string | null;
-  status_code_family: string[];
-  skip_reason: string[];
-  issue_id: string | null;
-  url_contains: string | null;
-}
+export type EventsWhere = Omit<typeof ExportQueryEcho.static, "window_preset" | "limit">;
 
 function whereOf(f: EventsWhere): { sql: string; args: Param[] } {
   const parts: string[] = [];
