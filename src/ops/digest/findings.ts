@@ -1,10 +1,27 @@
+import { t } from "elysia";
 // Findings of the 403 digest: spikes against a baseline, and paths or clients never seen 403 before. Pure
 // functions over per-hour counts; docs/ops-digest.md defines every rule here in words, with the same numbers.
 
 export const BASELINE_MODES = ["rolling_24h", "same_hour_yesterday", "same_weekday_hour_4w"] as const;
 export type BaselineMode = (typeof BASELINE_MODES)[number];
-export type Dimension = "all" | "route" | "partner_key" | "client_prefix";
-export type FindingKind = "sustained_spike" | "spike" | "new_path" | "new_client";
+
+export const Hour = t.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}$", description: "UTC hour, YYYY-MM-DDTHH" });
+const DimensionSchema = t.Union([t.Literal("all"), t.Literal("route"), t.Literal("partner_key"), t.Literal("client_prefix")]);
+/** A finding as the digest answers it (model.ts names it Ops403Finding). */
+export const FindingFields = {
+  kind: t.Union([t.Literal("sustained_spike"), t.Literal("spike"), t.Literal("new_path"), t.Literal("new_client")]),
+  dimension: DimensionSchema,
+  value: t.String({ description: 'the route template, partner key id ("" = none), client prefix, or * for all' }),
+  first_hour: Hour,
+  last_hour: Hour,
+  hours: t.Integer(),
+  observed: t.Integer(),
+  baseline: t.Number(),
+  ratio: t.Number(),
+  why: t.String(),
+};
+export type Dimension = typeof DimensionSchema.static;
+export type FindingKind = typeof FindingFields.kind.static;
 
 /** Hours of history each baseline reads before the hour it describes. */
 export const BASELINE_SPAN_HOURS: Record<BaselineMode, number> = { rolling_24h: 24, same_hour_yesterday: 24, same_weekday_hour_4w: 4 * 168 };
@@ -41,21 +58,12 @@ export function baselineAt(mode: BaselineMode, s: Series, i: number): number {
 export const isSpike = (p: DetectionParams, observed: number, baseline: number) =>
   observed >= p.spikeMinCount && observed >= p.spikeRatio * Math.max(baseline, 1);
 
-export interface Finding {
-  kind: FindingKind;
-  dimension: Dimension;
-  value: string;
-  first_hour: string;
-  last_hour: string;
-  hours: number;
-  observed: number;
-  baseline: number;
-  ratio: number;
-  why: string;
+export const FindingSchema = t.Object(FindingFields);
+export type Finding = typeof FindingSchema.static & {
   /** Loaded-range indexes of first_hour and last_hour (not serialised). */
   from: number;
   to: number;
-}
+};
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 

@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { ListAnswer, PageQuery } from "../../http/pagination";
-import { BASELINE_MODES } from "./findings";
+import { BASELINE_MODES, FindingFields, FindingSchema, Hour } from "./findings";
 import { intPath, intQuery } from "../../http/params";
 import { nullable as Nullable } from "../../http/routes/declare";
 import { DIGEST_DEFAULTS } from "./service";
@@ -10,7 +10,6 @@ import { EXPORT_COLUMNS, type ExportColumn } from "./export";
 import { TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
 
 const strict = { additionalProperties: false } as const;
-const Hour = t.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}$", description: "UTC hour, YYYY-MM-DDTHH" });
 const Num = t.Number();
 const Int = t.Integer();
 
@@ -49,20 +48,7 @@ const digestParams = {
   include_meta: t.Optional(t.String()),
 };
 
-const Dimension = t.Union([t.Literal("all"), t.Literal("route"), t.Literal("partner_key"), t.Literal("client_prefix")]);
-const FindingFields = {
-  kind: t.Union([t.Literal("sustained_spike"), t.Literal("spike"), t.Literal("new_path"), t.Literal("new_client")]),
-  dimension: Dimension,
-  value: t.String({ description: 'the route template, partner key id ("" = none), client prefix, or * for all' }),
-  first_hour: Hour,
-  last_hour: Hour,
-  hours: Int,
-  observed: Int,
-  baseline: Num,
-  ratio: Num,
-  why: t.String(),
-};
-const Finding = named("Ops403Finding", t.Object(FindingFields));
+const Finding = named("Ops403Finding", FindingSchema);
 const SuppressedFinding = named("Ops403SuppressedFinding", t.Object({ ...FindingFields, rule_id: Int }));
 
 const Group = named(
