@@ -35,17 +35,17 @@ const SOURCES = ["all", ...ALERT_SOURCES];
 const STATUSES = ["all", ...ALERT_STATUSES];
 const str = (maxLength: number, description: string) => t.Optional(t.String({ maxLength, description }));
 
-interface AlertsQuery {
+const DEFAULTS = {
   /** Offsets into the recent changes and the evaluations (export.json's offset). */
-  changes: number;
-  runs: number;
-  days: number;
-  source: string;
-  status: string;
+  changes: 0,
+  days: ALERTS_DEFAULTS.days as number,
+  source: "all",
+  status: "all",
+  runs: 0,
   /** The recently-ended silences' cursor (the silences list's next_cursor), or null for the newest. */
-  ended: string | null;
-}
-const DEFAULTS: AlertsQuery = { changes: 0, days: ALERTS_DEFAULTS.days, source: "all", status: "all", runs: 0, ended: null };
+  ended: null as string | null,
+};
+type AlertsQuery = typeof DEFAULTS;
 
 /** The page's query, each bad value replaced by its default and named in `error`. */
 function parseAlertsQuery(raw: Partial<Record<keyof AlertsQuery, string | number>>): { q: AlertsQuery; error: string | null } {

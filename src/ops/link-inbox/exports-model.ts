@@ -59,6 +59,15 @@ export const filterQuery = {
   limit: intQuery({ minimum: 1, maximum: EXPORT_MAX_LIMIT, defaultValue: EXPORT_DEFAULT_LIMIT, description: "rows at most, newest first" }),
 };
 
+/** How an export answers, not what it selects: a download token stores none of them but compress. */
+export const EXPORT_FLAGS = {
+  count_only: flag("1: only the number of matching events"),
+  checksum: flag("1: header X-Export-SHA256 = sha256 (hex) of the exact body bytes sent; the body is then never re-encoded by Accept-Encoding"),
+  compress: flag("1: the body is gzip (Content-Encoding: gzip), whatever Accept-Encoding says"),
+  download_token: flag("1: instead of the body, a one-time download token for export-download.csv (10 minutes, this operator only)"),
+  debug: flag("1: the JSON adds how the filters were resolved and timings; the CSV adds a Server-Timing header"),
+};
+
 export const exportQuery = t.Object({
   ...filterQuery,
   fields: t.Optional(
@@ -66,11 +75,7 @@ export const exportQuery = t.Object({
       description: `columns to include, comma list, in this order: ${EVENT_FIELDS.join(", ")}; default all`,
     }),
   ),
-  count_only: flag("1: only the number of matching events"),
-  checksum: flag("1: header X-Export-SHA256 = sha256 (hex) of the exact body bytes sent; the body is then never re-encoded by Accept-Encoding"),
-  compress: flag("1: the body is gzip (Content-Encoding: gzip), whatever Accept-Encoding says"),
-  download_token: flag("1: instead of the body, a one-time download token for export-download.csv (10 minutes, this operator only)"),
-  debug: flag("1: the JSON adds how the filters were resolved and timings; the CSV adds a Server-Timing header"),
+  ...EXPORT_FLAGS,
   ...includeMetaQuery,
 });
 

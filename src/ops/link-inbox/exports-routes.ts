@@ -10,7 +10,7 @@ import { type ErrorBody, requestedMeta, ok } from "../../http/envelope";
 import { refusal } from "../../http/routes/declare";
 import { queryProblem } from "../../http/errors/errors";
 import { type EventFilterInput, eventsCsv, eventsJson, queryEvents, resolveFields, resolveFilters } from "./exports";
-import { LinkExportsModel as M } from "./exports-model";
+import { EXPORT_FLAGS, LinkExportsModel as M } from "./exports-model";
 import { linkInboxPageRoutes } from "./link-page";
 import { EVENTS_EXPORT, exportTelemetry, issueDownloadToken, recordTokenDownload, redeemDownloadTokenOrThrow } from "./tokens";
 
@@ -30,9 +30,9 @@ type SetHeaders = { headers: Record<string, string | number> };
 
 /** The filter part of a query: what a download token stores and replays. */
 function filterParams(q: Query): EventFilterInput & { compress?: "1" } {
-  const { count_only: _c, checksum: _s, download_token: _d, debug: _g, include_meta: _m, compress, ...filters } = q;
-  const out = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as EventFilterInput;
-  return compress === "1" ? { ...out, compress: "1" } : out;
+  const filters = Object.entries(q).filter(([k, v]) => v !== undefined && !(k in EXPORT_FLAGS) && k !== "include_meta");
+  const out = Object.fromEntries(filters) as EventFilterInput;
+  return q.compress === "1" ? { ...out, compress: "1" } : out;
 }
 
 /**

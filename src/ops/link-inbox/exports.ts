@@ -8,6 +8,7 @@ import { attemptFailuresAfter, countEvents, eventRows, type EventsWhere, type Ta
 import {
   EVENT_FIELDS,
   EXPORT_DEFAULT_LIMIT,
+  type EXPORT_FLAGS,
   type EventField,
   type ExportQueryEcho,
   type ExportWindow as ExportWindowSchema,
@@ -22,7 +23,7 @@ import { ok } from "../../http/envelope";
 // SQL and never becomes a 500. Presets resolve to a [from, to) window that is intersected with at_from/at_to.
 
 /** The filters and fields of an export's query (what a download token stores), without its answer's flags. */
-export type EventFilterInput = Omit<typeof exportQuery.static, "count_only" | "checksum" | "compress" | "download_token" | "debug" | "include_meta">;
+export type EventFilterInput = Omit<typeof exportQuery.static, keyof typeof EXPORT_FLAGS | "include_meta">;
 
 export type ResolvedFilters = typeof ExportQueryEcho.static;
 
