@@ -1,6 +1,7 @@
 import type { AppContext } from "../../context";
 import type { AlertInput } from "./service";
-import { buildDigest, DIGEST_DEFAULTS, type PublicFinding } from "../digest/service";
+import { DIGEST_DEFAULTS } from "../digest/findings";
+import { buildDigest, type PublicFinding } from "../digest/service";
 
 // The 403 digest as alerts (source `digest`): its findings under default thresholds and the active suppression rules,
 // grouped into three alerts as Alertmanager groups by name, so one attack (reported on every dimension at once) is
@@ -34,7 +35,7 @@ const brief = ({ hours: _, ...f }: PublicFinding) => f;
  * every route would be "new".
  */
 export async function digestAlerts(ctx: AppContext): Promise<AlertInput[]> {
-  const d = await buildDigest(ctx, { ...DIGEST_DEFAULTS, hours: DIGEST_ALERT_HOURS, groupLimit: 1 });
+  const d = await buildDigest(ctx, { ...DIGEST_DEFAULTS, hours: DIGEST_ALERT_HOURS, group_limit: 1 });
   const window = { from_hour: d.window.from_hour, to_hour: d.window.to_hour };
   return DIGEST_ALERTS.map(({ name, kinds, what }) => {
     const novelty = name !== "403_spike";

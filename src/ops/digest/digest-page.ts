@@ -5,9 +5,8 @@ import { badge, type Cell, cells, code, dataTable, exportList, link, muted, when
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intPath, intQuery } from "../../http/params";
-import { BASELINE_MODES, type BaselineMode } from "./findings";
-import { paramsOf } from "./routes";
-import { buildDigest, DIGEST_DEFAULTS, type Digest } from "./service";
+import { BASELINE_MODES, DIGEST_DEFAULTS, digestParamsOf } from "./findings";
+import { buildDigest, type Digest } from "./service";
 import { createSuppression, listSuppressions, revokeSuppression, type SuppressionRule } from "./suppressions";
 
 // GET /admin/console/403-digest: the trend chart, the findings and what the rules hid (one table shape, the
@@ -101,9 +100,8 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
     },
     done: { field: "rule", pattern: /^\d{1,12}$/, says: { added: (id) => `Rule #${id} added.`, ended: (id) => `Rule #${id} ended now.` } },
     async load(q) {
-      const hours = q.hours ?? DIGEST_DEFAULTS.hours;
-      const mode: BaselineMode = q.baseline_mode ?? DIGEST_DEFAULTS.baselineMode;
-      const d = await buildDigest(ctx, paramsOf({ hours, baseline_mode: mode }));
+      const d = await buildDigest(ctx, digestParamsOf({ hours: q.hours, baseline_mode: q.baseline_mode }));
+      const { hours, baseline_mode: mode } = d.params;
       const rules = await listSuppressions(ctx, { limit: RULES_SHOWN, offset: 0, after: null, cursor: null });
       const active = d.suppressed.length
         ? (await listSuppressions(ctx, { limit: ACTIVE_RULES_READ, offset: 0, after: null, cursor: null }, "active")).items

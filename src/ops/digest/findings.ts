@@ -26,14 +26,23 @@ export type FindingKind = typeof FindingFields.kind.static;
 /** Hours of history each baseline reads before the hour it describes. */
 export const BASELINE_SPAN_HOURS: Record<BaselineMode, number> = { rolling_24h: 24, same_hour_yesterday: 24, same_weekday_hour_4w: 4 * 168 };
 
-export interface DetectionParams {
-  baselineMode: BaselineMode;
-  spikeRatio: number;
-  spikeMinCount: number;
-  spikeConsecutiveHours: number;
-  newMinCount: number;
-  newPathLookbackDays: number;
-}
+/** The digest's parameters with their defaults, named and ordered as its query and its `params` echo name them. */
+export const DIGEST_DEFAULTS = {
+  hours: 24,
+  baseline_mode: "rolling_24h" as BaselineMode,
+  new_path_lookback_days: 14,
+  spike_consecutive_hours: 2,
+  spike_ratio: 3,
+  spike_min_count: 10,
+  new_min_count: 3,
+  group_limit: 20,
+};
+export type DigestParams = typeof DIGEST_DEFAULTS;
+export type DetectionParams = Omit<DigestParams, "hours" | "group_limit">;
+
+/** The digest parameters of `q` (a query, or parameters), each given or its default, in DIGEST_DEFAULTS order. */
+export const digestParamsOf = (q: Partial<DigestParams>) =>
+  Object.fromEntries(Object.entries(DIGEST_DEFAULTS).map(([k, v]) => [k, q[k as keyof DigestParams] ?? v])) as DigestParams;
 
 /** Hour i's count, 0 when absent. Index 0 is the oldest loaded hour. */
 export type Series = Map<number, number>;
@@ -54,9 +63,9 @@ export function baselineAt(mode: BaselineMode, s: Series, i: number): number {
   return sum / 24;
 }
 
-/** An hour is a spike at ≥ spikeMinCount 403s and ≥ spikeRatio × max(baseline, 1). */
+/** An hour is a spike at ≥ spike_min_count 403s and ≥ spike_ratio × max(baseline, 1). */
 export const isSpike = (p: DetectionParams, observed: number, baseline: number) =>
-  observed >= p.spikeMinCount && observed >= p.spikeRatio * Math.max(baseline, 1);
+  observed >= p.spike_min_count && observed >= p.spike_ratio * Math.max(baseline, 1);
 
 export const FindingSchema = t.Object(FindingFields);
 export type Finding = typeof FindingSchema.static & {
@@ -83,7 +92,7 @@ export interface Window {
   dataSince?: string | null;
 }
 
-/** Runs of consecutive spike hours in the window: a run of ≥ spikeConsecutiveHours is sustained_spike, shorter is spike. */
+/** Runs of consecutive spike hours in the window: a run of ≥ spike_consecutive_hours is sustained_spike, shorter is spike. */
 export function spikesOf(p: DetectionParams, w: Window, dimension: Dimension, value: string, s: Series): Finding[] {
   const out: Finding[] = [];
   let runStart = -1;
@@ -92,13 +101,13 @@ export function spikesOf(p: DetectionParams, w: Window, dimension: Dimension, va
   let floor = 0;
   const close = (end: number) => {
     const hours = end - runStart + 1;
-    const kind: FindingKind = hours >= p.spikeConsecutiveHours ? "sustained_spike" : "spike";
+    const kind: FindingKind = hours >= p.spike_consecutive_hours ? "sustained_spike" : "spike";
     const ratio = round2(observed / floor);
     const span = hours === 1 ? `hour ${w.hourName(runStart)}` : `${hours} consecutive hours (${w.hourName(runStart)} to ${w.hourName(end)})`;
     const why =
-      `${labelOf(dimension, value)}: ${observed} 403s in ${span} against a ${p.baselineMode} baseline of ${round2(baseline)} (ratio ${ratio}); ` +
-      `an hour is a spike at ≥ ${p.spikeMinCount} 403s and ≥ ${p.spikeRatio}× its baseline` +
-      (kind === "sustained_spike" ? `, and ${hours} consecutive spike hours (≥ spike_consecutive_hours ${p.spikeConsecutiveHours}) make it sustained.` : ".");
+      `${labelOf(dimension, value)}: ${observed} 403s in ${span} against a ${p.baseline_mode} baseline of ${round2(baseline)} (ratio ${ratio}); ` +
+      `an hour is a spike at ≥ ${p.spike_min_count} 403s and ≥ ${p.spike_ratio}× its baseline` +
+      (kind === "sustained_spike" ? `, and ${hours} consecutive spike hours (≥ spike_consecutive_hours ${p.spike_consecutive_hours}) make it sustained.` : ".");
     out.push({
       kind,
       dimension,
@@ -117,7 +126,7 @@ export function spikesOf(p: DetectionParams, w: Window, dimension: Dimension, va
   };
   for (let i = w.first; i <= w.last; i++) {
     const o = at(s, i);
-    const b = baselineAt(p.baselineMode, s, i);
+    const b = baselineAt(p.baseline_mode, s, i);
     if (isSpike(p, o, b)) {
       if (runStart === -1) {
         runStart = i;
@@ -141,19 +150,19 @@ export interface WindowStats {
   seenInLookback: boolean;
 }
 
-/** A route or client with ≥ newMinCount 403s in the window and none in the newPathLookbackDays days before it. */
+/** A route or client with ≥ new_min_count 403s in the window and none in the new_path_lookback_days days before it. */
 export function novelty(p: DetectionParams, w: Window, dimension: Dimension, value: string, s: WindowStats): Finding | null {
   if ((dimension !== "route" && dimension !== "client_prefix") || value === "") return null;
-  if (s.seenInLookback || s.observed < p.newMinCount) return null;
-  const lookbackFirst = w.first - p.newPathLookbackDays * 24;
+  if (s.seenInLookback || s.observed < p.new_min_count) return null;
+  const lookbackFirst = w.first - p.new_path_lookback_days * 24;
   const kind: FindingKind = dimension === "route" ? "new_path" : "new_client";
   const lookbackStart = w.hourName(Math.max(lookbackFirst, 0));
   // When the data starts inside the lookback, say how much history the "none before" rests on (coverage.lookback_complete is false).
   const partial = w.dataSince !== undefined && (w.dataSince === null || w.dataSince > lookbackStart);
   const before = partial
-    ? `and none before it in the history Herald holds (since ${w.dataSince ?? w.hourName(s.from)}, less than the ${p.newPathLookbackDays}-day lookback)`
-    : `and none in the ${p.newPathLookbackDays} days before it (since ${lookbackStart})`;
-  const why = `${labelOf(dimension, value)}: ${s.observed} 403s in this window (first at ${w.hourName(s.from)}) ${before}; flagged at ≥ ${p.newMinCount} 403s.`;
+    ? `and none before it in the history Herald holds (since ${w.dataSince ?? w.hourName(s.from)}, less than the ${p.new_path_lookback_days}-day lookback)`
+    : `and none in the ${p.new_path_lookback_days} days before it (since ${lookbackStart})`;
+  const why = `${labelOf(dimension, value)}: ${s.observed} 403s in this window (first at ${w.hourName(s.from)}) ${before}; flagged at ≥ ${p.new_min_count} 403s.`;
   return {
     kind,
     dimension,

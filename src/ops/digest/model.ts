@@ -2,10 +2,9 @@ import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { ListAnswer, PageQuery } from "../../http/pagination";
-import { BASELINE_MODES, FindingFields, FindingSchema, Hour } from "./findings";
+import { BASELINE_MODES, DIGEST_DEFAULTS, FindingFields, FindingSchema, Hour } from "./findings";
 import { intPath, intQuery } from "../../http/params";
 import { nullable as Nullable } from "../../http/routes/declare";
-import { DIGEST_DEFAULTS } from "./service";
 import { EXPORT_COLUMNS, type ExportColumn } from "./export";
 import { TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
 
@@ -27,24 +26,24 @@ const digestParams = {
   new_path_lookback_days: intQuery({
     minimum: 1,
     maximum: 90,
-    defaultValue: d.newPathLookbackDays,
+    defaultValue: d.new_path_lookback_days,
     description: "a route or client is new when it had no 403 in this many days before the window",
   }),
   spike_consecutive_hours: intQuery({
     minimum: 1,
     maximum: 48,
-    defaultValue: d.spikeConsecutiveHours,
+    defaultValue: d.spike_consecutive_hours,
     description: "consecutive spike hours that make a sustained_spike",
   }),
-  spike_ratio: intQuery({ minimum: 2, maximum: 100, defaultValue: d.spikeRatio, description: "an hour is a spike at ≥ this × max(baseline, 1)" }),
-  spike_min_count: intQuery({ minimum: 1, maximum: 1_000_000, defaultValue: d.spikeMinCount, description: "… and at ≥ this many 403s" }),
+  spike_ratio: intQuery({ minimum: 2, maximum: 100, defaultValue: d.spike_ratio, description: "an hour is a spike at ≥ this × max(baseline, 1)" }),
+  spike_min_count: intQuery({ minimum: 1, maximum: 1_000_000, defaultValue: d.spike_min_count, description: "… and at ≥ this many 403s" }),
   new_min_count: intQuery({
     minimum: 1,
     maximum: 1_000_000,
-    defaultValue: d.newMinCount,
+    defaultValue: d.new_min_count,
     description: "403s in the window that make a new route or client a finding",
   }),
-  group_limit: intQuery({ minimum: 1, maximum: 200, defaultValue: d.groupLimit, description: "values listed per group (most 403s first)" }),
+  group_limit: intQuery({ minimum: 1, maximum: 200, defaultValue: d.group_limit, description: "values listed per group (most 403s first)" }),
   include_meta: t.Optional(t.String()),
 };
 

@@ -7,9 +7,9 @@ import { exportPair } from "../../http/exports/pair";
 import { downloads } from "../../http/openapi/contract";
 import { refusal, refuses } from "../../http/routes/declare";
 import { listAnswer, parsePage } from "../../http/pagination";
-import { buildDigest, DIGEST_DEFAULTS, type DigestParams } from "./service";
+import { buildDigest } from "./service";
 import { digestRows, EXPORT_COLUMNS, exportFilename } from "./export";
-import type { BaselineMode } from "./findings";
+import { digestParamsOf } from "./findings";
 import { DigestModel as M } from "./model";
 import { createSuppression, exportSuppressions, listSuppressions, revokeSuppression } from "./suppressions";
 import { renderPng } from "./chart-renderer";
@@ -18,18 +18,6 @@ import { ok } from "../../http/envelope";
 
 const summary = (s: string) => ({ summary: s });
 const INVALID = "invalid_query: a parameter out of range, named in details";
-
-/** The query, bounds already checked by the schema, with every default applied. */
-export const paramsOf = (q: typeof M.query.static): DigestParams => ({
-  hours: q.hours ?? DIGEST_DEFAULTS.hours,
-  baselineMode: q.baseline_mode ?? DIGEST_DEFAULTS.baselineMode,
-  newPathLookbackDays: q.new_path_lookback_days ?? DIGEST_DEFAULTS.newPathLookbackDays,
-  spikeConsecutiveHours: q.spike_consecutive_hours ?? DIGEST_DEFAULTS.spikeConsecutiveHours,
-  spikeRatio: q.spike_ratio ?? DIGEST_DEFAULTS.spikeRatio,
-  spikeMinCount: q.spike_min_count ?? DIGEST_DEFAULTS.spikeMinCount,
-  newMinCount: q.new_min_count ?? DIGEST_DEFAULTS.newMinCount,
-  groupLimit: q.group_limit ?? DIGEST_DEFAULTS.groupLimit,
-});
 
 const BASE = "/admin/ops/403-digest";
 
@@ -41,7 +29,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       // The reads also open with the operator session (the console's 403 digest page links them); the rule
       // changes stay bearer-only here (the page has its own CSRF forms).
       .use(guards.operator.plugin)
-      .get(BASE, async ({ query }) => ok(await buildDigest(ctx, paramsOf(query))), {
+      .get(BASE, async ({ query }) => ok(await buildDigest(ctx, digestParamsOf(query))), {
         operator: "api",
         query: M.query,
         response: { 200: M.digest },
@@ -52,7 +40,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           paths: [`${BASE}/export.json`, `${BASE}/export.csv`],
           query: M.query,
           guard: { operator: "api" },
-          build: (query) => buildDigest(ctx, paramsOf(query)),
+          build: (query) => buildDigest(ctx, digestParamsOf(query)),
           response: { 200: M.exportJson },
           body: (d, headers) => {
             const rows = digestRows(d);
@@ -73,12 +61,12 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
       .get(
         `${BASE}/probe-trend.png`,
         async ({ query }) => {
-          const d = await buildDigest(ctx, paramsOf(query));
+          const d = await buildDigest(ctx, digestParamsOf(query));
           // Drawn in the renderer thread (src/ops/digest/chart-renderer.ts): 503 with Retry-After when it is busy.
           const png = await renderPng({
             chart: "trend",
             hours: d.hours,
-            mode: d.params.baseline_mode as BaselineMode,
+            mode: d.params.baseline_mode,
             w: query.w ?? TREND_DEFAULT_W,
             h: query.h ?? TREND_DEFAULT_H,
           });

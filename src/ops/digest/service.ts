@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import { loadDigestData } from "./data";
-import { BASELINE_SPAN_HOURS, type BaselineMode, baselineAt, type DetectionParams, type Finding, isSpike, type Window } from "./findings";
+import { BASELINE_SPAN_HOURS, baselineAt, type DigestParams, digestParamsOf, type Finding, isSpike, type Window } from "./findings";
 import { type DimensionStats, findingsOf, GROUP_DIMENSIONS, Interner, Tally } from "./tally";
 import { activeRules } from "./suppressions";
 
@@ -8,22 +8,6 @@ import { activeRules } from "./suppressions";
 // Findings are computed over every 403 and over those no active rule matches; one of the first set with no
 // counterpart (same kind, dimension, value, overlapping hours) in the second is suppressed, under the rule that
 // matched most of its 403s. docs/ops-digest.md has the definitions.
-
-export interface DigestParams extends DetectionParams {
-  hours: number;
-  groupLimit: number;
-}
-
-export const DIGEST_DEFAULTS = {
-  hours: 24,
-  baselineMode: "rolling_24h" as BaselineMode,
-  newPathLookbackDays: 14,
-  spikeConsecutiveHours: 2,
-  spikeRatio: 3,
-  spikeMinCount: 10,
-  newMinCount: 3,
-  groupLimit: 20,
-};
 
 /** At most this many findings (and as many suppressed findings) are listed; the totals count them all. */
 export const MAX_FINDINGS = 500;
@@ -46,7 +30,7 @@ export async function buildDigest(ctx: AppContext, p: DigestParams) {
   const now = ctx.clock.now();
   const nowIso = now.toISOString();
   const nowHourMs = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
-  const history = Math.max(BASELINE_SPAN_HOURS[p.baselineMode], p.newPathLookbackDays * 24);
+  const history = Math.max(BASELINE_SPAN_HOURS[p.baseline_mode], p.new_path_lookback_days * 24);
   const span = history + p.hours;
   const startMs = nowHourMs - (span - 1) * HOUR_MS;
   const hourName = (i: number) => new Date(startMs + i * HOUR_MS).toISOString().slice(0, 13);
@@ -90,7 +74,7 @@ export async function buildDigest(ctx: AppContext, p: DigestParams) {
   for (let h = w.first; h <= w.last; h++) {
     const forbidden = all.total[h]!;
     const observed = counted.total[h]!;
-    const baseline = baselineAt(p.baselineMode, countedSeries, h);
+    const baseline = baselineAt(p.baseline_mode, countedSeries, h);
     hours.push({
       hour: hourName(h),
       requests: data.requests.get(hourName(h)) ?? 0,
@@ -103,24 +87,15 @@ export async function buildDigest(ctx: AppContext, p: DigestParams) {
     });
   }
 
-  const lookbackFirst = w.first - p.newPathLookbackDays * 24;
-  const group = (d: number) => groupsOf(every.stats[d]!, kept.stats[d]!, names.names[d]!, w, p.groupLimit);
+  const lookbackFirst = w.first - p.new_path_lookback_days * 24;
+  const group = (d: number) => groupsOf(every.stats[d]!, kept.stats[d]!, names.names[d]!, w, p.group_limit);
   return {
     generated_at: nowIso,
     window: { from_hour: hourName(w.first), to_hour: hourName(w.last), hours: p.hours, partial_last_hour: true },
-    params: {
-      hours: p.hours,
-      baseline_mode: p.baselineMode,
-      new_path_lookback_days: p.newPathLookbackDays,
-      spike_consecutive_hours: p.spikeConsecutiveHours,
-      spike_ratio: p.spikeRatio,
-      spike_min_count: p.spikeMinCount,
-      new_min_count: p.newMinCount,
-      group_limit: p.groupLimit,
-    },
+    params: digestParamsOf(p),
     coverage: {
       data_since: data.dataSince,
-      baseline_complete: data.dataSince !== null && data.dataSince <= hourName(w.first - BASELINE_SPAN_HOURS[p.baselineMode]),
+      baseline_complete: data.dataSince !== null && data.dataSince <= hourName(w.first - BASELINE_SPAN_HOURS[p.baseline_mode]),
       lookback_complete: data.dataSince !== null && data.dataSince <= hourName(lookbackFirst),
     },
     totals: {

@@ -131,15 +131,15 @@ const windowStats = (s: DimensionStats, v: number): WindowStats => ({
 /** Every finding of a tally (spikes of all routes and of each value, new routes and clients) and the stats per dimension. */
 export function findingsOf(p: DetectionParams, w: Window, t: Tally, names: string[][]): { findings: Finding[]; stats: DimensionStats[] } {
   const out = spikesOf(p, w, "all", "*", t.totalSeries());
-  const lookbackFirst = w.first - p.newPathLookbackDays * 24;
+  const lookbackFirst = w.first - p.new_path_lookback_days * 24;
   const stats = GROUP_DIMENSIONS.map((dimension, d) => {
     const values = names[d]!.length;
     const s = statsOf(t, d, values, w, lookbackFirst);
-    // A spike needs one window hour at ≥ spikeMinCount: only those values get a full series.
+    // A spike needs one window hour at ≥ spike_min_count: only those values get a full series.
     const candidates = new Map<number, Series>();
     for (let v = 0; v < values; v++) {
-      if (s.peak[v]! >= p.spikeMinCount) candidates.set(v, new Map());
-      if (s.observed[v]! >= p.newMinCount && s.seen[v] === 0) {
+      if (s.peak[v]! >= p.spike_min_count) candidates.set(v, new Map());
+      if (s.observed[v]! >= p.new_min_count && s.seen[v] === 0) {
         const f = novelty(p, w, dimension, names[d]![v]!, windowStats(s, v));
         if (f) out.push(f);
       }

@@ -4,7 +4,8 @@ import journal from "../../../drizzle/meta/_journal.json";
 import type { AppContext } from "../../context";
 import { postgresMigrationStatus } from "../../db/postgres-migrate";
 import { openApiDocumentEtag } from "../../http/openapi/routes";
-import { DIGEST_DEFAULTS, MAX_FINDINGS } from "../digest/service";
+import { DIGEST_DEFAULTS } from "../digest/findings";
+import { MAX_FINDINGS } from "../digest/service";
 import { lastPostgresMigration, sqliteMigrationsApplied } from "./store";
 
 // The preflight guards (docs/ops-preflight.md): named checks of the deployment's configuration and artifacts that
@@ -89,14 +90,8 @@ export async function currentGuards(ctx: AppContext): Promise<GuardRow[]> {
     plain("synthetic", "SYNTHETIC_PROBE_RETENTION_DAYS", r.probeRetentionDays),
     plain("synthetic", "READINESS_403_NOISE_MAX_PERCENT", r.noiseMaxPercent),
     plain("synthetic", "READINESS_403_MAX_PER_HOUR", r.noiseMaxPerHour),
-    plain("digest", "digest_hours", DIGEST_DEFAULTS.hours),
-    plain("digest", "digest_baseline_mode", DIGEST_DEFAULTS.baselineMode),
-    plain("digest", "digest_new_path_lookback_days", DIGEST_DEFAULTS.newPathLookbackDays),
-    plain("digest", "digest_spike_consecutive_hours", DIGEST_DEFAULTS.spikeConsecutiveHours),
-    plain("digest", "digest_spike_ratio", DIGEST_DEFAULTS.spikeRatio),
-    plain("digest", "digest_spike_min_count", DIGEST_DEFAULTS.spikeMinCount),
-    plain("digest", "digest_new_min_count", DIGEST_DEFAULTS.newMinCount),
-    plain("digest", "digest_group_limit", DIGEST_DEFAULTS.groupLimit),
+    // digest_hours, digest_baseline_mode, … : the digest's defaults, each under its query parameter's name.
+    ...Object.entries(DIGEST_DEFAULTS).map(([name, value]) => plain("digest", `digest_${name}`, value)),
     plain("digest", "digest_max_findings", MAX_FINDINGS),
     plain("token", "TOKEN_MINT", ch.tokenMint ?? ""),
     secretRow("token", "SOLANA_RPC_URLS", ch.rpcUrls.join(",")),

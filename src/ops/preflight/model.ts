@@ -2,18 +2,25 @@ import { t } from "elysia";
 import { includeMetaQuery, MetaSchema } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
+import { PREFLIGHT_PRESETS, PREFLIGHT_SECTIONS, type PreflightPreset } from "./guards";
+
+const PRESETS = Object.keys(PREFLIGHT_PRESETS) as PreflightPreset[];
 
 const flag = t.Optional(t.Union([t.Literal("0"), t.Literal("1")]));
 const nullableString = t.Union([t.String(), t.Null()]);
 const filters = {
   section: t.Optional(
-    t.Union([t.Literal("all"), t.Literal("responder"), t.Literal("synthetic"), t.Literal("digest"), t.Literal("token"), t.Literal("artifact")], {
-      description: "all (default), responder, synthetic, digest, token or artifact",
-    }),
+    t.Union(
+      (["all", ...PREFLIGHT_SECTIONS] as const).map((s) => t.Literal(s)),
+      { description: "all (default), responder, synthetic, digest, token or artifact" },
+    ),
   ),
   fields: t.Optional(t.String({ maxLength: 2000, description: "comma list of guard field names; unknown names are 400 invalid_query" })),
   fields_preset: t.Optional(
-    t.Union([t.Literal("docs_mode"), t.Literal("token_secret"), t.Literal("synthetic_thresholds")], { description: "a named field list, united with fields" }),
+    t.Union(
+      PRESETS.map((p) => t.Literal(p)),
+      { description: "a named field list, united with fields" },
+    ),
   ),
   ...includeMetaQuery,
 };
