@@ -1,3 +1,4 @@
+import { t } from "elysia";
 import { preflightDelta, selectionOf } from "../preflight/service";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
@@ -43,13 +44,15 @@ const DRAFT_DEFAULTS = {
 
 export type DraftQuery = Partial<typeof DRAFT_DEFAULTS>;
 
-export type TimelineKind = "incident_started" | "incident_update" | "incident_resolved" | "job_failure" | "first_error" | "last_error" | "other_incident";
-
-export interface TimelineEntry {
-  at: string;
-  kind: TimelineKind;
-  text: string;
-}
+/** One event of a draft's timeline (model.ts names it IncidentTimelineEntry). */
+export const TimelineEntrySchema = t.Object({
+  at: t.String(),
+  kind: t.UnionEnum(["incident_started", "incident_update", "incident_resolved", "job_failure", "first_error", "last_error", "other_incident"], {
+    description: "what happened",
+  }),
+  text: t.String(),
+});
+export type TimelineEntry = typeof TimelineEntrySchema.static;
 
 export type IncidentBrief = ReturnType<typeof brief>;
 

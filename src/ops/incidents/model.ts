@@ -4,7 +4,7 @@ import { named } from "../../http/openapi/names";
 import { MAX_OFFSET_PARSED, OffsetListAnswer } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { Incident } from "../../status/model";
-import { DRAFT_LIMITS } from "./draft";
+import { DRAFT_LIMITS, TimelineEntrySchema } from "./draft";
 import { EXPORT_COLUMNS, LIST_LIMITS } from "./export";
 import { nullable as N } from "../../http/routes/declare";
 
@@ -71,14 +71,7 @@ const JobFailure = named(
   "IncidentJobFailure",
   t.Object({ job: t.String(), run_id: t.Integer(), started_at: t.String(), finished_at: N(t.String()), error: N(t.String()), trigger: t.String() }),
 );
-const TimelineEntry = named(
-  "IncidentTimelineEntry",
-  t.Object({
-    at: t.String(),
-    kind: lit(["incident_started", "incident_update", "incident_resolved", "job_failure", "first_error", "last_error", "other_incident"], "what happened"),
-    text: t.String(),
-  }),
-);
+const TimelineEntry = named("IncidentTimelineEntry", TimelineEntrySchema);
 const IncidentBrief = t.Object({
   id: t.Integer(),
   source: t.Union([t.Literal("automatic"), t.Literal("operator")]),
