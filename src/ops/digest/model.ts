@@ -2,7 +2,8 @@ import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { ListAnswer, PageQuery } from "../../http/pagination";
-import { BASELINE_MODES, DIGEST_DEFAULTS, FindingFields, FindingSchema, Hour } from "./findings";
+import type { TInteger, TString } from "@sinclair/typebox";
+import { BASELINE_MODES, DIGEST_DEFAULTS, type DigestParams, FindingFields, FindingSchema, Hour } from "./findings";
 import { intPath, intQuery } from "../../http/params";
 import { nullable as Nullable } from "../../http/routes/declare";
 import { EXPORT_COLUMNS, type ExportColumn } from "./export";
@@ -13,6 +14,10 @@ const Num = t.Number();
 const Int = t.Integer();
 
 const d = DIGEST_DEFAULTS;
+/** The parameters a digest was made with: every DIGEST_DEFAULTS entry, in its order. */
+const ParamsEcho = Object.fromEntries(Object.entries(d).map(([k, v]) => [k, typeof v === "string" ? t.String() : Int])) as {
+  [K in keyof DigestParams]: DigestParams[K] extends string ? TString : TInteger;
+};
 const digestParams = {
   hours: intQuery({ minimum: 1, maximum: 168, defaultValue: d.hours, description: "window: this many UTC hours ending with the current one" }),
   baseline_mode: t.Optional(
@@ -58,16 +63,7 @@ const Group = named(
 const Digest = {
   generated_at: t.String({ format: "date-time" }),
   window: t.Object({ from_hour: Hour, to_hour: Hour, hours: Int, partial_last_hour: t.Boolean() }),
-  params: t.Object({
-    hours: Int,
-    baseline_mode: t.String(),
-    new_path_lookback_days: Int,
-    spike_consecutive_hours: Int,
-    spike_ratio: Int,
-    spike_min_count: Int,
-    new_min_count: Int,
-    group_limit: Int,
-  }),
+  params: t.Object(ParamsEcho),
   coverage: t.Object({ data_since: t.Union([Hour, t.Null()]), baseline_complete: t.Boolean(), lookback_complete: t.Boolean() }),
   totals: t.Object({ requests: Int, forbidden: Int, suppressed: Int }),
   hours: t.Array(
