@@ -28,12 +28,7 @@ export interface BackupEntry extends BackupManifest {
 }
 
 /** A backup file found in the folder, before its manifest is read or made. */
-export interface BackupFile {
-  name: string;
-  path: string;
-  size_bytes: number;
-  created_at: string;
-}
+export type BackupFile = Omit<BackupEntry, "sha256" | "integrity">;
 
 export const backupsDirOf = (dbPath: string) => join(dirname(dbPath), "backups");
 export const backupsDir = (ctx: Pick<AppContext, "config">) => backupsDirOf(ctx.config.dbPath);

@@ -21,7 +21,7 @@ interface BackupRuns {
 const RUNS = slot("backup runs", (): BackupRuns => ({ running: null, last: null }));
 
 /** What GET /admin/backup/status answers: copies, so a caller never holds the live record. */
-export function backupStatus(ctx: AppContext): { running: RunningBackup | null; last: FinishedBackup | null } {
+export function backupStatus(ctx: AppContext): BackupRuns {
   const { running, last } = stateOf(ctx, RUNS);
   return { running: running && { ...running }, last: last && { ...last } };
 }
