@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { t } from "elysia";
 import pkg from "../../../package.json";
 import journal from "../../../drizzle/meta/_journal.json";
 import type { AppContext } from "../../context";
@@ -16,15 +17,12 @@ import { lastPostgresMigration, sqliteMigrationsApplied } from "./store";
 export const PREFLIGHT_SECTIONS = ["responder", "synthetic", "digest", "token", "artifact"] as const;
 export type PreflightSection = (typeof PREFLIGHT_SECTIONS)[number];
 
-export interface GuardRow {
-  section: string;
-  field: string;
-  /** The value as shown (secrets: "set" or "unset"). */
-  value: string;
-  /** First 12 hex of SHA-256 of the real value ("" for an unset secret): changes exactly when the value does. */
-  fingerprint: string;
-  secret: boolean;
-}
+/**
+ * One guard field (model.ts names it PreflightGuard): `value` as shown (secrets: "set" or "unset"); `fingerprint` the
+ * first 12 hex of SHA-256 of the real value ("" for an unset secret), which changes exactly when the value does.
+ */
+export const GuardSchema = t.Object({ section: t.String(), field: t.String(), value: t.String(), fingerprint: t.String(), secret: t.Boolean() });
+export type GuardRow = typeof GuardSchema.static;
 
 export const fingerprintOf = (raw: string): string => createHash("sha256").update(raw).digest("hex").slice(0, 12);
 

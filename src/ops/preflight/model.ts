@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { includeMetaQuery, MetaSchema } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { intQuery } from "../../http/params";
-import { PREFLIGHT_PRESETS, PREFLIGHT_SECTIONS, type PreflightPreset } from "./guards";
+import { GuardSchema, PREFLIGHT_PRESETS, PREFLIGHT_SECTIONS, type PreflightPreset } from "./guards";
 
 const PRESETS = Object.keys(PREFLIGHT_PRESETS) as PreflightPreset[];
 
@@ -26,7 +26,7 @@ const filters = {
 };
 const dayOffset = intQuery({ minimum: 1, maximum: 30, defaultValue: 1, description: "compare against the snapshot of this many days ago" });
 
-const Guard = named("PreflightGuard", t.Object({ section: t.String(), field: t.String(), value: t.String(), fingerprint: t.String(), secret: t.Boolean() }));
+const Guard = named("PreflightGuard", GuardSchema);
 const DeltaChange = named(
   "PreflightDeltaChange",
   t.Object({
