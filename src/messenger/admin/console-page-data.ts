@@ -98,18 +98,9 @@ async function missionLines(ctx: AppContext) {
   };
 }
 
-/** Everything the page shows for the last `days` UTC days. */
-/**
- * The players' page as the bot links it (MESSENGER_MINI_APP_URL), with its QR code as inline SVG for a poster or a
- * second phone; null when unset.
- */
-async function miniAppLink(ctx: AppContext): Promise<{ url: string; qrSvg: string } | null> {
-  const url = ctx.config.messenger.miniAppUrl;
-  return url ? { url, qrSvg: await qrSvg(url) } : null;
-}
-
 export async function consoleData(ctx: AppContext, days: number) {
   const now = ctx.clock.now().toISOString();
+  const url = ctx.config.messenger.miniAppUrl;
   await foldLedger(ctx);
   const o = await gamesOverview(ctx, { days });
   const t = o.total;
@@ -143,7 +134,8 @@ export async function consoleData(ctx: AppContext, days: number) {
     defaultWheel: campaigns.defaultWheel,
     missions: missions.lines,
     missionsTotal: missions.total,
-    miniApp: await miniAppLink(ctx),
+    // The players' page as the bot links it, with its QR code as inline SVG for a poster or a second phone.
+    miniApp: url ? { url, qrSvg: await qrSvg(url) } : null,
   };
 }
 
