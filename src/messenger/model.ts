@@ -55,7 +55,6 @@ export const Reward = named(
 
 /** A POST body: the init data, then the route's own fields, and nothing else. */
 const initBody = <P extends TProperties>(fields: P) => t.Object({ init_data: initData, ...fields }, { additionalProperties: false });
-/** Bodies of init-data-only POST routes. */
 export const InitOnlyBody = initBody({});
 export const InitQuery = t.Object({ init_data: initData, include_meta: t.Optional(t.String()) });
 

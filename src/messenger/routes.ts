@@ -60,7 +60,6 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         ...answers(M.verified, "Verify init data; the player's identity, link and balances"),
       })
       // Telegram retries an update until it gets a 2xx: the answer is immediate, replies leave through the outbox.
-      // Only posts without the secret are rate limited (src/messenger/abuse-limits.ts): Telegram's never are.
       .post("/api/messenger/webhook", async ({ body }) => ok(await handleUpdate(ctx, botUsername, body as TelegramUpdate)), {
         transform: ({ request }) => {
           // The credential first: a post without the secret is 401 even on a service without a bot token.
@@ -202,8 +201,6 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
         ...answers(EM.leaderboard, "Top players by points earned and this player's rank (read-only)"),
       })
       .use(guards.admin.plugin)
-      // Every messenger route, the operator ones included, answers 503 without a bot token (after the admin check,
-      // which runs in the macro's transform hook, so the 503 is only shown to operators).
       .onBeforeHandle(requireMessengerBot(ctx))
       .get("/api/messenger/ops/health", async ({ query }) => ok(await opsHealth(ctx, query.hours ?? 24, query.limit ?? 20)), {
         admin: true,

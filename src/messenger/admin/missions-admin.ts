@@ -84,8 +84,6 @@ const conflict = (key: string, expected: number, current: number) =>
  * rewards nobody reported); raising the target never touches completed players.
  */
 async function checkTarget(t: Queryable, key: string, target: number) {
-  // Takes the mission's target lock before reading the players' progress: a progress event in flight (which holds
-  // it before reading the mission) has committed, or waits and then sees the new target.
   const highest = await highestUnfinishedProgress(t, key);
   if (highest !== null && target <= highest) {
     const problem = `must be more than ${highest}, the highest progress of a player who has not completed the mission`;
@@ -121,7 +119,6 @@ export async function patchMission(ctx: AppContext, admin: AdminRequest, key: st
       },
     });
     if (patch.target !== undefined && patch.target < before.target) await checkTarget(t, key, patch.target);
-    // The compare-and-set itself: the revision in the WHERE clause is what makes a concurrent edit lose.
     const after = await updateMissionIfRevision(
       t,
       key,
