@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { csvTwin } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
-import { csvResponse } from "../../http/formats/csv";
+import { csvResponse, csvTable } from "../../http/formats/csv";
 import { requestedMeta } from "../../http/envelope";
 import { foldLedger } from "../daily-stats";
 import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "../route-common";
@@ -11,7 +11,7 @@ import { rolloutChecklist } from "./checklist";
 import { reconGridStats, spinWheelStats } from "./game-stats";
 import { manualGrant } from "./manual-grant";
 import { gamesOverview } from "./overview";
-import { exportCsv, overviewExport } from "./overview-export";
+import { EXPORT_COLUMNS, overviewExport } from "./overview-export";
 import { userActivity, userProfiles } from "./players-admin";
 
 /**
@@ -45,7 +45,7 @@ export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
               headers: { "content-type": "application/json", "content-disposition": `attachment; filename="${filename}.json"` },
             });
           }
-          return csvResponse(exportCsv(out.rows), `${filename}.csv`);
+          return csvResponse(csvTable(out.rows, EXPORT_COLUMNS), `${filename}.csv`);
         },
         {
           operator: "api",

@@ -3,7 +3,7 @@
 // JSON twin with the same columns and rows. A day row leaves the per-kind columns empty (null in JSON): the
 // series holds values, not kinds.
 import type { AppContext } from "../../context";
-import { columnTable, csvTable } from "../../http/formats/csv";
+import { columnTable } from "../../http/formats/csv";
 import { type GameFigures, gameFigures, OVERVIEW_DEFAULT_DAYS, parseGames } from "./overview";
 import { resolveWindow, type WindowQuery } from "./window";
 
@@ -49,9 +49,4 @@ export async function overviewExport(ctx: AppContext, query: WindowQuery & { gam
   const label = `${w.from}..${w.to}`;
   const rows = [...figures.games.flatMap((f) => rowsOf(f, label)), ...rowsOf(figures.total, label)];
   return { window: w, games_selected: games, columns: [...EXPORT_COLUMNS], rows, filename: `messenger-games-overview-${w.from}-${w.to}` };
-}
-
-/** The rows as CSV: a header, CRLF line ends, null as an empty cell. */
-export function exportCsv(rows: Array<Record<string, Cell>>): string {
-  return csvTable(rows, EXPORT_COLUMNS);
 }

@@ -42,9 +42,21 @@ function span(fromMs: number, toMs: number, label: string) {
   };
 }
 
+/** Each preset's first and last day (the starts of those days) from today's; weeks start on Monday (ISO 8601). */
+const PRESET_DAYS: Record<WindowPreset, (today: number, d: Date) => [number, number]> = {
+  today: (today) => [today, today],
+  yesterday: (today) => [today - DAY_MS, today - DAY_MS],
+  last_7d: (today) => [today - 6 * DAY_MS, today],
+  last_30d: (today) => [today - 29 * DAY_MS, today],
+  last_90d: (today) => [today - 89 * DAY_MS, today],
+  this_week: (today, d) => [today - ((d.getUTCDay() + 6) % 7) * DAY_MS, today],
+  this_month: (today, d) => [Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), today],
+  last_month: (_, d) => [Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1), Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) - DAY_MS],
+};
+
 /**
  * Resolves `days` / `preset` at `now`. Both given is a 400 naming both (which one was meant is a guess); neither
- * gives the route's default days. Weeks start on Monday (ISO 8601).
+ * gives the route's default days.
  */
 export function resolveWindow(query: WindowQuery, now: Date, defaultDays: number): ReportWindow {
   if (query.days !== undefined && query.preset !== undefined) {
@@ -58,23 +70,6 @@ export function resolveWindow(query: WindowQuery, now: Date, defaultDays: number
     const days = query.days ?? defaultDays;
     return span(today - (days - 1) * DAY_MS, today, `last_${days}d`);
   }
-  const d = new Date(today);
-  switch (query.preset) {
-    case "today":
-      return span(today, today, "today");
-    case "yesterday":
-      return span(today - DAY_MS, today - DAY_MS, "yesterday");
-    case "last_7d":
-    case "last_30d":
-    case "last_90d":
-      return span(today - (Number.parseInt(query.preset.slice(5), 10) - 1) * DAY_MS, today, query.preset);
-    case "this_week":
-      return span(today - ((d.getUTCDay() + 6) % 7) * DAY_MS, today, "this_week");
-    case "this_month":
-      return span(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), today, "this_month");
-    case "last_month": {
-      const first = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1);
-      return span(first, Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) - DAY_MS, "last_month");
-    }
-  }
+  const [fromMs, toMs] = PRESET_DAYS[query.preset](today, new Date(today));
+  return span(fromMs, toMs, query.preset);
 }

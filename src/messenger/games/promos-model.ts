@@ -40,7 +40,6 @@ export const SalutesPayout = named(
     reason: nullable(t.String({ description: "Why it was not paid" })),
   }),
 );
-const audience = audienceKey;
 export const Promo = named(
   "MessengerPromo",
   t.Object({
@@ -103,7 +102,7 @@ export const PromoModel = {
       max_claims: t.Optional(
         t.Integer({ minimum: 1, maximum: 10_000_000, description: "Total claims allowed (required on create; on update not below the claims made)" }),
       ),
-      audience_group: t.Optional(audience),
+      audience_group: t.Optional(audienceKey),
       expires_at: t.Optional(
         t.Union([t.String({ format: "date-time" }), t.Null()], { description: "ISO 8601; unset = no expiry (null on update removes the expiry)" }),
       ),
