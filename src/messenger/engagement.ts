@@ -1,6 +1,7 @@
 // Read-only previews for the mini-app. The leaderboard reads messenger_players.points_earned, an aggregate kept
 // by the ledger at write time, through its index: top N is an index walk, never a scan of ledger rows.
 import type { AppContext } from "../context";
+import type { Queryable } from "../db/port";
 import { latestPage } from "../http/pagination";
 import type { PlayerRow } from "./players";
 import { countSpinsOf } from "./store/fair";
@@ -10,23 +11,27 @@ import { countCompletedOf } from "./store/missions";
 import { playersAhead, topByPointsEarned } from "./store/players";
 import { countClaimsOf } from "./store/promos";
 
-export async function activityPreview(ctx: AppContext, player: PlayerRow, limit: number) {
-  const id = player.telegram_user_id;
-  const q = ctx.store;
-  const [spins, grids, missionsCompleted, promosClaimed, recent] = await Promise.all([
+/** What a player has done, counted: the activity preview's totals and the operators' view of one player. */
+export async function playerCounts(q: Queryable, id: number) {
+  const [spins, grids, missionsCompleted, promosClaimed] = await Promise.all([
     countSpinsOf(q, id),
     countGridsOf(q, id),
     countCompletedOf(q, id),
     countClaimsOf(q, id),
-    ledgerPage(q, id, Number.MAX_SAFE_INTEGER, limit + 1, 0),
   ]);
+  return { spins, grids, missions_completed: missionsCompleted, promos_claimed: promosClaimed };
+}
+
+export async function activityPreview(ctx: AppContext, player: PlayerRow, limit: number) {
+  const id = player.telegram_user_id;
+  const [counts, recent] = await Promise.all([playerCounts(ctx.store, id), ledgerPage(ctx.store, id, Number.MAX_SAFE_INTEGER, limit + 1, 0)]);
   // Both previews are "latest N" lists (docs/http-conventions.md, "Lists"): has_more, no next page.
   const { items, query, pagination } = latestPage(recent, limit);
   return {
     count: items.length,
     query,
     pagination,
-    totals: { spins, grids, missions_completed: missionsCompleted, promos_claimed: promosClaimed, points_earned: player.points_earned },
+    totals: { ...counts, points_earned: player.points_earned },
     recent: items.map((r) => ({
       id: r.id,
       action: r.action,

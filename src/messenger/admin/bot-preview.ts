@@ -104,7 +104,6 @@ export async function botPreview(ctx: AppContext, input: { hours: number; limit:
   const updates = await recentUpdates(q, since, input.limit);
   const out = await outboxWindow(ctx, since);
   const recentSent = await newestOutboxRows(q, input.limit);
-  // Unsent rows with an error: pending and dead rows only, so the status index bounds the read.
   const lastErrors = await unsentWithErrors(q, input.limit);
   const backlog = await outboxBacklog(q);
 

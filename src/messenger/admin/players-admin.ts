@@ -6,13 +6,10 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { offsetPage, pageOf, parsePage } from "../../http/pagination";
 import { adminListAnswer } from "../config/inputs";
+import { playerCounts } from "../engagement";
 import { balancesOf, getPlayer, type PlayerRow, playerView } from "../players";
-import { countSpinsOf } from "../store/fair";
-import { countGridsOf } from "../store/grids";
 import { ledgerPage } from "../store/ledger";
-import { countCompletedOf } from "../store/missions";
 import { countPlayers, playersPage, type ProfileSort } from "../store/players";
-import { countClaimsOf } from "../store/promos";
 import { activityOfPlayers } from "../store/stats";
 import { schemaView } from "../../http/schema-view";
 import { PlayerProfile } from "./analytics-model";
@@ -57,16 +54,10 @@ export async function userActivity(ctx: AppContext, telegramUserId: number, quer
     balances_after: { free_spin_balance: r.free_spin_after, missile_balance: r.missile_after, points_balance: r.points_after },
     created_at: r.created_at,
   }));
-  const [activity, spins, grids, promosClaimed, missionsCompleted] = await Promise.all([
-    activityOf(ctx, [telegramUserId]),
-    countSpinsOf(q, telegramUserId),
-    countGridsOf(q, telegramUserId),
-    countClaimsOf(q, telegramUserId),
-    countCompletedOf(q, telegramUserId),
-  ]);
+  const [activity, c] = await Promise.all([activityOf(ctx, [telegramUserId]), playerCounts(q, telegramUserId)]);
   return {
     player: profileOf(player),
-    activity: { ...activity.get(telegramUserId)!, spins, grids, promos_claimed: promosClaimed, missions_completed: missionsCompleted },
+    activity: { ...activity.get(telegramUserId)!, spins: c.spins, grids: c.grids, promos_claimed: c.promos_claimed, missions_completed: c.missions_completed },
     ...adminListAnswer(
       "ledger",
       pageOf(entries, page, (e) => e.id),
