@@ -76,12 +76,7 @@ const missionKeyPath = t.String({ minLength: 1, maxLength: 64, description: "The
 
 export const MissionAdminModel = {
   params: t.Object({ mission_key: missionKeyPath }),
-  listQuery: t.Object({
-    limit: PageQuery.limit,
-    offset: PageQuery.offset,
-    cursor: PageQuery.cursor,
-    include_meta: PageQuery.include_meta,
-  }),
+  listQuery: t.Object({ ...PageQuery }),
   list: named("MessengerAdminMissionList", Envelope(AdminListAnswer("missions", t.Array(AdminMission), {}, { total: t.Integer() }, PaginationSchema))),
   created: named("MessengerAdminMissionCreated", Envelope({ mission: AdminMission })),
   revisionHeaders: t.Object({
@@ -117,10 +112,8 @@ export const MissionAdminModel = {
   windowQuery: t.Object({ ...windowQueryFields(MISSION_WINDOW_DEFAULT_DAYS), include_meta: t.Optional(t.String()) }),
   comparisonQuery: t.Object({
     ...windowQueryFields(MISSION_WINDOW_DEFAULT_DAYS),
+    ...PageQuery,
     limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 200, description: "missions compared, oldest first" }),
-    offset: PageQuery.offset,
-    cursor: PageQuery.cursor,
-    include_meta: t.Optional(t.String()),
   }),
   comparison: named(
     "MessengerMissionComparison",

@@ -21,15 +21,13 @@ export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
 export const flag = (description: string) => t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description }));
 
 /**
- * limit/offset/cursor of every list here (src/http/pagination.ts): the cursor holds the last row's sort key, so
- * it pages lists keyed by text (a start time, then a key) as well as by id.
+ * limit/offset/cursor of every list here (src/http/pagination.ts), with a limit of their own: the cursor holds the
+ * last row's sort key, so it pages lists keyed by text (a start time, then a key) as well as by id; past MAX_OFFSET
+ * parseKeyPage refuses with offset_too_large, as the offset's description says.
  */
 export const AdminPageQuery = {
+  ...PageQuery,
   limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50, description: "rows per page" }),
-  // Past MAX_OFFSET parseKeyPage refuses with offset_too_large (these lists issue cursors); the description says so.
-  offset: PageQuery.offset,
-  cursor: PageQuery.cursor,
-  include_meta: t.Optional(t.String()),
 };
 /** The spec's pagination object, with the applied limit and offset these lists always answered. */
 export const AdminPage = named(
