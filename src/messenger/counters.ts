@@ -94,7 +94,8 @@ export async function flushCounts(ctx: AppContext): Promise<void> {
   await ctx.state.peek(COUNTS_BEHIND)?.flush();
 }
 
-/** Totals per metric and label since `sinceHour` (inclusive). */
-export async function countersSince(q: Queryable, sinceHour: string): Promise<Array<{ metric: CounterMetric; label: string; count: number }>> {
-  return (await rowsSince(q, sinceHour)) as Array<{ metric: CounterMetric; label: string; count: number }>;
+/** Totals per metric and label since `sinceHour` (inclusive), with this instance's plays counted after their commits. */
+export async function countersSince(ctx: AppContext, sinceHour: string) {
+  await flushCounts(ctx);
+  return (await rowsSince(ctx.store, sinceHour)) as Array<{ metric: CounterMetric; label: string; count: number }>;
 }

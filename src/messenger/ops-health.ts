@@ -1,15 +1,14 @@
 // GET /api/messenger/ops/health: what an operator checks when players say the bot is quiet.
 import type { AppContext } from "../context";
 import { outboxBacklog } from "./bot/outbox";
-import { countersSince, flushCounts, hourOf } from "./counters";
+import { countersSince, hourOf } from "./counters";
 import { recentErrors as unsentErrors } from "./store/bot";
 
 export async function opsHealth(ctx: AppContext, hours: number, limit: number) {
   const now = ctx.clock.now().getTime();
   const since = hourOf(now - (hours - 1) * 3_600_000);
   const byMetric: Record<string, Record<string, number>> = {};
-  await flushCounts(ctx); // this instance's plays counted after their commits (counters.ts)
-  for (const r of await countersSince(ctx.store, since)) (byMetric[r.metric] ??= {})[r.label] = r.count;
+  for (const r of await countersSince(ctx, since)) (byMetric[r.metric] ??= {})[r.label] = r.count;
   const total = (m: string) => Object.values(byMetric[m] ?? {}).reduce((a, b) => a + b, 0);
   const recentErrors = await unsentErrors(ctx.store, limit);
   return {

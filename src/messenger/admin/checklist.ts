@@ -5,7 +5,7 @@ import type { Static } from "elysia";
 import type { AppContext } from "../../context";
 import type { RolloutCheck } from "./analytics-model";
 import { outboxBacklog } from "../bot/outbox";
-import { countersSince, flushCounts } from "../counters";
+import { countersSince } from "../counters";
 import { counted, playsText } from "../count-words";
 import { refusalsOnRoutes } from "../store/read-models";
 import { wheelSegments } from "./game-stats";
@@ -69,8 +69,7 @@ async function refusalShare(ctx: AppContext, w: ReportWindow): Promise<Check> {
 
 async function counterChecks(ctx: AppContext, w: ReportWindow): Promise<Check[]> {
   const totals = new Map<string, number>();
-  await flushCounts(ctx); // this instance's plays counted after their commits (counters.ts)
-  for (const r of await countersSince(ctx.store, w.since)) totals.set(r.metric, (totals.get(r.metric) ?? 0) + r.count);
+  for (const r of await countersSince(ctx, w.since)) totals.set(r.metric, (totals.get(r.metric) ?? 0) + r.count);
   const n = (m: string) => totals.get(m) ?? 0;
   const failures = n("init_data_failures");
   const initRate = pct(failures, failures + n("plays"));
