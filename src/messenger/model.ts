@@ -54,7 +54,7 @@ export const Reward = named(
 );
 
 /** A POST body: the init data, then the route's own fields, and nothing else. */
-const initBody = <P extends TProperties>(fields: P) => t.Object({ init_data: initData, ...fields }, { additionalProperties: false });
+export const initBody = <P extends TProperties>(fields: P) => t.Object({ init_data: initData, ...fields }, { additionalProperties: false });
 export const InitOnlyBody = initBody({});
 export const InitQuery = t.Object({ init_data: initData, include_meta: t.Optional(t.String()) });
 

@@ -3,7 +3,7 @@ import { Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { PageQueryEcho, PaginationSchema } from "../../http/pagination";
 import { AdminListAnswer, AdminPageQuery, audienceKey, flag } from "../config/model";
-import { initData, Replayed, Reward, requestId } from "../model";
+import { initBody, Replayed, Reward, requestId } from "../model";
 import { nullable } from "../../http/routes/declare";
 import { SELF_REPORTED_LIMITS, SERVER_OBSERVED_EVENTS } from "./mission-sources";
 
@@ -87,7 +87,7 @@ export const Enrollment = named(
 );
 
 export const PromoModel = {
-  claimBody: t.Object({ init_data: initData, request_id: requestId, code }, { additionalProperties: false }),
+  claimBody: initBody({ request_id: requestId, code }),
   claimed: named(
     "MessengerPromoClaim",
     Envelope({ promo: t.Object({ code: t.String(), reward: Reward, claimed_at: t.String() }), salutes: nullable(SalutesPayout), ...Replayed }),
@@ -185,28 +185,24 @@ export const MissionModel = {
   created: named("MessengerMissionCreated", Envelope({ mission: MissionDef })),
   list: named("MessengerMissionList", Envelope({ missions: t.Array(MissionDef), count: t.Integer() })),
   catalog: named("MessengerMissionCatalog", Envelope({ missions: t.Array(t.Object({ ...Mission.properties, enrollment: nullable(Enrollment) })) })),
-  enrollBody: t.Object({ init_data: initData, mission_key: missionKey }, { additionalProperties: false }),
+  enrollBody: initBody({ mission_key: missionKey }),
   enrolled: named("MessengerMissionEnrolled", Envelope({ enrollment: Enrollment, already_enrolled: t.Boolean() })),
-  progressBody: t.Object(
-    {
-      init_data: initData,
-      mission_key: missionKey,
-      client_event_id: t.String({
-        minLength: 1,
-        maxLength: 64,
-        pattern: "^[A-Za-z0-9_.:-]{1,64}$",
-        description: "Unique per event; a repeat replays the first answer",
+  progressBody: initBody({
+    mission_key: missionKey,
+    client_event_id: t.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: "^[A-Za-z0-9_.:-]{1,64}$",
+      description: "Unique per event; a repeat replays the first answer",
+    }),
+    progress: t.Optional(
+      t.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: "Self-reported missions (required): the absolute progress now (must grow). Server missions: not used, progress is the server's count",
       }),
-      progress: t.Optional(
-        t.Integer({
-          minimum: 1,
-          maximum: 1_000_000,
-          description: "Self-reported missions (required): the absolute progress now (must grow). Server missions: not used, progress is the server's count",
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+    ),
+  }),
   progress: named(
     "MessengerMissionProgress",
     Envelope({
@@ -225,25 +221,17 @@ export const MissionModel = {
       replayed: t.Boolean(),
     }),
   ),
-  historyBody: t.Object(
-    {
-      init_data: initData,
-      mission_key: t.Optional(missionKey),
-      limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, description: "integer 1–200, default 50" })),
-      offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, description: `events to skip, 0–${MAX_LIST_OFFSET}, default 0` })),
-    },
-    { additionalProperties: false },
-  ),
-  listBody: t.Object(
-    {
-      init_data: initData,
-      limit: t.Optional(
-        t.Integer({ minimum: 1, maximum: MAX_ENROLLMENTS_PAGE, description: `integer 1–${MAX_ENROLLMENTS_PAGE}, default ${MAX_ENROLLMENTS_PAGE}` }),
-      ),
-      offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, description: `enrollments to skip, 0–${MAX_LIST_OFFSET}, default 0` })),
-    },
-    { additionalProperties: false },
-  ),
+  historyBody: initBody({
+    mission_key: t.Optional(missionKey),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, description: "integer 1–200, default 50" })),
+    offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, description: `events to skip, 0–${MAX_LIST_OFFSET}, default 0` })),
+  }),
+  listBody: initBody({
+    limit: t.Optional(
+      t.Integer({ minimum: 1, maximum: MAX_ENROLLMENTS_PAGE, description: `integer 1–${MAX_ENROLLMENTS_PAGE}, default ${MAX_ENROLLMENTS_PAGE}` }),
+    ),
+    offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LIST_OFFSET, description: `enrollments to skip, 0–${MAX_LIST_OFFSET}, default 0` })),
+  }),
   history: named(
     "MessengerMissionHistory",
     Envelope({
