@@ -84,13 +84,6 @@ export async function tokenStatus(ctx: AppContext) {
   };
 }
 
-/** Sum of the amounts moved in synced, successful transactions of the last 24 h (exact, in JS BigInt). */
-async function volume24hRaw(ctx: AppContext, mint: string): Promise<bigint> {
-  const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
-  const amounts = await amountsMovedSince(ctx.store, mint, since);
-  return amounts.reduce((s, a) => s + BigInt(a), 0n);
-}
-
 export async function publicStats(ctx: AppContext) {
   const proof = await publicStatsCacheProof(ctx);
   const mint = ctx.config.chain.tokenMint;
@@ -98,7 +91,10 @@ export async function publicStats(ctx: AppContext) {
   const holders = ctx.chain.configured && mint ? await latestHolders(ctx.store, mint) : null;
   const synced = ctx.chain.configured && mint ? await latestSync(ctx.store, mint) : null;
   const rollup = ctx.chain.configured ? (await jobsRollupProof(ctx)).jobs.find((j) => j.job === "token-snapshot") : null;
-  const volume = token && synced ? formatUnits(await volume24hRaw(ctx, mint!), token.decimals) : null;
+  const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
+  // Synced, successful transactions of the last 24 h, summed exactly.
+  const moved = token && synced ? (await amountsMovedSince(ctx.store, mint!, since)).reduce((s, a) => s + BigInt(a), 0n) : null;
+  const volume = token && moved !== null ? formatUnits(moved, token.decimals) : null;
   const lastError = proof.last_run && proof.last_run.ok === false ? proof.last_run.error : null;
   return {
     status: proof.status,

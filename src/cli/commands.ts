@@ -66,7 +66,6 @@ async function quiet(config: Config, need: KeyNeed): Promise<AppContext> {
   });
 }
 
-/** A command over its own context, whose store is closed when it is done (or has thrown). */
 async function onContext(config: Config, need: KeyNeed, run: (ctx: AppContext) => Promise<number>): Promise<number> {
   const ctx = await quiet(config, need);
   try {
@@ -76,7 +75,6 @@ async function onContext(config: Config, need: KeyNeed, run: (ctx: AppContext) =
   }
 }
 
-/** Whether a subcommand only lists (runs without the master key) or needs it. */
 const needOf = (sub: string | undefined, readOnly: string[]): KeyNeed => (readOnly.includes(sub ?? "") ? "read-only" : "needs-key");
 
 /** A database URL as the CLI prints it: the password replaced, so that output can be pasted into a ticket. */
@@ -215,9 +213,7 @@ const COMMAND_HELP: Record<string, () => Promise<string>> = {
 
 /**
  * Errors that end a command with one line and no stack, matched by name so that this module does not load the server
- * to catch them: serve.ts's ListenError and a PostgreSQL start that cannot go on (src/db/postgres-start.ts) exit 1;
- * serve.ts's MasterKeyRefused (production, wrong master key) and a command without the database's master key
- * (src/cli/master-key.ts, which wrote nothing) are configuration errors (78, EX_CONFIG, as ConfigError).
+ * to catch them; a wrong or missing master key is a configuration error (78, EX_CONFIG, as ConfigError).
  */
 const EXIT_BY_ERROR_NAME: Record<string, number> = { ListenError: 1, DatabaseStartError: 1, MasterKeyRefused: 78, MasterKeyUnavailable: 78 };
 

@@ -79,13 +79,11 @@ export async function onPostgres<T>(config: Config, use: (store: PostgresStore) 
   }
 }
 
-/** Where a key was looked for, as the operator reads it. */
 function looked(config: Config): string {
   const file = devKeyFile(config);
   return `HERALD_MASTER_KEY is not set${file ? ` and there is no ${resolve(file)}` : ""}`;
 }
 
-/** How to give a command its key. */
 function remedy(config: Config): string {
   const file = devKeyFile(config);
   return `give the command the key the service runs with (HERALD_MASTER_KEY=… herald …)${file ? ` or copy the service's master.key to ${resolve(file)}` : ""}`;

@@ -45,7 +45,6 @@ class RestoreRefused extends Error {
 const SQLITE_HEADER = "SQLite format 3\0";
 const stampOf = (d: Date) => d.toISOString().replace(/[:.]/g, "-");
 
-/** `use` over the file opened for reading, closed after whatever happens. */
 function withFd<T>(path: string, use: (fd: number) => T): T {
   const fd = openSync(path, "r");
   try {
@@ -215,7 +214,6 @@ interface KeyToCheck {
   source: string;
 }
 
-/** The key to check FILE against: --master-key-file, else HERALD_MASTER_KEY, else the development key file serve would use. */
 function keyToCheck(config: Config, dbPath: string, keyFile: string | undefined): KeyToCheck | null {
   const devFile = join(dirname(dbPath), "master.key");
   const [text, source] =
@@ -283,7 +281,6 @@ function masterKeyOf(temp: string, file: string, key: KeyToCheck | null): Master
   }
 }
 
-/** `herald restore FILE [--sha256 HEX] [--master-key-file PATH]`: 0 restored, 1 refused (nothing changed), 2 usage (thrown). */
 export async function restoreCommand(config: Config, args: ParsedArgs, json: boolean): Promise<number> {
   // A SQLite file cannot be restored into PostgreSQL: said before anything is read or moved.
   if (!ownBackupsApply(config.database.engine)) throw new UsageError(`restore: DATABASE_URL points at PostgreSQL. ${POSTGRES_BACKUP_HINT}`);

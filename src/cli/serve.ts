@@ -124,7 +124,6 @@ function closing(res: Response): Response {
 
 type BunHandler = (request: Request, server: Server<unknown>) => Response | Promise<Response>;
 
-/** A route handler (or a static Response) whose answers carry `Connection: close`; anything else as it was. */
 function closingHandler(h: unknown): unknown {
   if (h instanceof Response) return () => closing(h.clone() as Response);
   if (typeof h !== "function") return h;
@@ -156,11 +155,9 @@ function closeEachConnection(server: Server<unknown>, options: ServeOptions | nu
 }
 
 /**
- * Runs the server until SIGTERM/SIGINT, then: on SIGTERM, answer /readyz with 503 while still serving for
- * SHUTDOWN_DRAIN_DELAY_MS (a load balancer takes the instance out of rotation meanwhile; SIGINT, or a second signal,
- * ends the delay at once); stop listening (new connections are refused), let in-flight requests finish (up to
- * SHUTDOWN_GRACE_MS), stop jobs, flush the request log, checkpoint the WAL, exit 0.
- * Throws ListenError, with jobs never started and the database closed, when the address cannot be bound.
+ * Runs the server until SIGTERM/SIGINT, then drains (SHUTDOWN_DRAIN_DELAY_MS), stops (SHUTDOWN_GRACE_MS) and exits 0;
+ * `shutdown` below says each step and why. Throws ListenError, with jobs never started and the database closed,
+ * when the address cannot be bound.
  */
 export async function serve(config: Config): Promise<void> {
   assertPortFree(config.host, config.port);

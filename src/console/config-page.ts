@@ -72,23 +72,19 @@ const configBodyHtml = compileHtml<{ total: number; changed: number; env: string
 
 const slug = (title: string) => `group-${title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`;
 
-/** The page body for a configuration description. */
-function configBody(rows: ReadonlyArray<ConfigRow>, nodeEnv: string) {
-  const grouped = Map.groupBy(rows, (r) => GROUP_OF.get(r.name)!);
-  const groups = Object.keys(GROUPS).flatMap((title) => {
-    const list = grouped.get(title);
-    return list ? [groupHtml({ id: slug(title), title, changed: list.filter((r) => r.differs).length, rows: list })] : [];
-  });
-  return configBodyHtml({ total: rows.length, changed: rows.filter((r) => r.differs).length, env: `NODE_ENV=${nodeEnv}`, groups: joinHtml(groups) });
-}
-
-/** GET /admin/ops/config. */
 export function configPageRoutes(ctx: AppContext, guards: Guards) {
   return consoleRoute(ctx, guards, {
     path: "/admin/ops/config",
     title: "Configuration",
     summary: "Effective configuration (HTML page; secrets masked, changed variables highlighted)",
     load: () => ctx.config,
-    view: (config) => configBody(config.described, config.nodeEnv),
+    view: ({ described: rows, nodeEnv }) => {
+      const grouped = Map.groupBy(rows, (r) => GROUP_OF.get(r.name)!);
+      const groups = Object.keys(GROUPS).flatMap((title) => {
+        const list = grouped.get(title);
+        return list ? [groupHtml({ id: slug(title), title, changed: list.filter((r) => r.differs).length, rows: list })] : [];
+      });
+      return configBodyHtml({ total: rows.length, changed: rows.filter((r) => r.differs).length, env: `NODE_ENV=${nodeEnv}`, groups: joinHtml(groups) });
+    },
   });
 }

@@ -32,7 +32,6 @@ interface KeyFilter {
 /** The filter from the query; a value the form cannot produce is dropped and named on the page (400). */
 function filterOf(q: { partner?: string; mode?: string; status?: string; offset?: number }): { filter: KeyFilter; error: string | null } {
   const problems: string[] = [];
-  /** The value when it is one the form sends, else "" (and its problem named). */
   const valid = <V extends string>(value: string, ok: boolean, problem: string): V | "" => {
     if (value !== "" && !ok) problems.push(problem);
     return ok ? (value as V) : "";

@@ -15,25 +15,20 @@ import { signInRoutes } from "./sign-in-routes";
  * src/ops/<area>/ (src/ops/routes.ts composes those).
  */
 export function consoleRoutes(ctx: AppContext, guards: Guards) {
-  return (
-    new Elysia({ name: "herald:console-pages" })
-      // Operator sign-in, sign-out and sessions: the door to every console page, on every engine.
-      .use(signInRoutes(ctx, guards))
-      // The console page over the partner keys (list, disable, rotate from the browser); their JSON routes are auth's.
-      .use(keysPageRoutes(ctx, guards))
-      .use(guards.operator.plugin)
-      // The console's own address: its first area, the readiness page (the header reaches the others).
-      .get("/admin/console", () => redirect(CONSOLE_NAV[0]![0]), {
-        operator: "page",
-        detail: {
-          summary:
-            "The operator console (HTML): 303 to its first page, /admin/ops/readiness; without credentials a browser is sent to /admin/sign-in, a script gets 403",
-          responses: {
-            303: { description: "Location: /admin/ops/readiness, or /admin/sign-in?next=/admin/console when a browser is not signed in" },
-            403: notSignedInDoc("/admin/console")[403],
-          },
+  return new Elysia({ name: "herald:console-pages" })
+    .use(signInRoutes(ctx, guards))
+    .use(keysPageRoutes(ctx, guards))
+    .use(guards.operator.plugin)
+    .get("/admin/console", () => redirect(CONSOLE_NAV[0]![0]), {
+      operator: "page",
+      detail: {
+        summary:
+          "The operator console (HTML): 303 to its first page, /admin/ops/readiness; without credentials a browser is sent to /admin/sign-in, a script gets 403",
+        responses: {
+          303: { description: "Location: /admin/ops/readiness, or /admin/sign-in?next=/admin/console when a browser is not signed in" },
+          403: notSignedInDoc("/admin/console")[403],
         },
-      })
-      .use(configPageRoutes(ctx, guards))
-  );
+      },
+    })
+    .use(configPageRoutes(ctx, guards));
 }

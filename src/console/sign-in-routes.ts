@@ -43,13 +43,11 @@ const SignInForm = named(
     { additionalProperties: false },
   ),
 );
-// The field every console form carries, optional so that without it a signed-in browser gets the CSRF refusal (403).
 const SignOutForm = named("SignOutForm", t.Object(csrfField, { additionalProperties: false }));
 
 const htmlPage = { 200: { description: "text/html", content: { "text/html": { schema: { type: "string" as const } } } } };
 const seeOther = { 303: { description: "See Other: Location is the next page" } };
 
-/** GET/POST /admin/sign-in, POST /admin/sign-out, GET /admin/sessions, POST /admin/sessions/{id}/revoke. */
 export function signInRoutes(ctx: AppContext, guards: Guards) {
   const op = guards.operator;
   const sessions = op.sessions;
@@ -73,7 +71,6 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
       SIGN_IN_PATH,
       async ({ request, query }) => {
         const next = safeNext(query.next);
-        // Already signed in: straight on.
         const who = await op.identify(request);
         if (who?.session) return redirect(next ?? DEFAULT_NEXT);
         return formPage(request, next, null, 200);

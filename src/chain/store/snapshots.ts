@@ -8,9 +8,6 @@ import type { chainHolderGrowth, chainHolderSnapshots, chainMintAuthoritySnapsho
 
 export type TokenSnapshotRow = RowOf<typeof chainTokenSnapshots>;
 export type HolderSnapshotRow = RowOf<typeof chainHolderSnapshots>;
-export type MintAuthorityRow = RowOf<typeof chainMintAuthoritySnapshots>;
-export type HolderGrowthRow = RowOf<typeof chainHolderGrowth>;
-export type SyncRunRow = RowOf<typeof chainSyncRuns>;
 
 export type ChainSnapshotTable =
   | "chain_token_snapshots"
@@ -23,9 +20,10 @@ const latestOf = (table: ChainSnapshotTable, columns = "*") => `SELECT ${columns
 
 export const latestToken = (q: Queryable, mint: string) => q.get<TokenSnapshotRow>(latestOf("chain_token_snapshots"), [mint]);
 export const latestHolders = (q: Queryable, mint: string) => q.get<HolderSnapshotRow>(latestOf("chain_holder_snapshots"), [mint]);
-export const latestAuthority = (q: Queryable, mint: string) => q.get<MintAuthorityRow>(latestOf("chain_mint_authority_snapshots"), [mint]);
-export const latestGrowth = (q: Queryable, mint: string) => q.get<HolderGrowthRow>(latestOf("chain_holder_growth"), [mint]);
-export const latestSync = (q: Queryable, mint: string) => q.get<SyncRunRow>(latestOf("chain_sync_runs"), [mint]);
+export const latestAuthority = (q: Queryable, mint: string) =>
+  q.get<RowOf<typeof chainMintAuthoritySnapshots>>(latestOf("chain_mint_authority_snapshots"), [mint]);
+export const latestGrowth = (q: Queryable, mint: string) => q.get<RowOf<typeof chainHolderGrowth>>(latestOf("chain_holder_growth"), [mint]);
+export const latestSync = (q: Queryable, mint: string) => q.get<RowOf<typeof chainSyncRuns>>(latestOf("chain_sync_runs"), [mint]);
 
 /** The latest row of any snapshot table, as the jobs rollup names it. */
 export const latestRef = (q: Queryable, table: ChainSnapshotTable, mint: string) =>
