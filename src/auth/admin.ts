@@ -65,8 +65,7 @@ export class AdminTokens {
   /**
    * Revokes a token at once: verify() and the operator sessions opened with it check revoked_at on every request
    * (no cache), so its bearer calls are refused and its browser sessions end from the next request on. Its open
-   * sessions are also marked revoked, so GET /admin/sessions shows them ended. Revoking a revoked token changes
-   * nothing and is not audited again. Unknown id → 404.
+   * sessions are also marked revoked, so GET /admin/sessions shows them ended.
    */
   async revoke(id: number, actor: Actor, requestId: string | null = null): Promise<{ token: AdminTokenView; sessionsEnded: number; alreadyRevoked: boolean }> {
     const now = this.ctx.clock.now().toISOString();

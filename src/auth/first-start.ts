@@ -146,24 +146,18 @@ function credentialsBlock(c: FirstStartCredentials, baseUrl: string, herald: str
   ];
 }
 
-/** A banner: its heading lines, then the credentials block, between rules. */
 const banner = (heading: string[], c: FirstStartCredentials, baseUrl: string, herald: string) =>
   ["", ...heading, "", ...credentialsBlock(c, baseUrl, herald), "===================================================================", ""].join("\n");
 
-/**
- * The banner: each credential labelled with the routes it works on, then shell lines that define `herald` and
- * export the values under the names README.md's examples use, then three examples that run as printed
- * (test/docs/readme-examples.test.ts runs them against a fresh server).
- */
+/** The first start's banner; its examples run as printed (test/docs/readme-examples.test.ts runs them against a fresh server). */
 export function firstStartBanner(c: FirstStartCredentials, baseUrl: string, herald = heraldCommand()): string {
   const heading = "================ Herald first start (development) ================";
   return banner([heading, "Three credentials were created for this empty database. They are shown ONCE: store them now."], c, baseUrl, herald);
 }
 
 /**
- * What `herald credentials new` prints (src/cli/credentials.ts): the first start's block for three new credentials,
- * under a heading of its own, with what `--revoke-unused` revoked (`revoked`: one line each) — so that the paste-in
- * lines of a lost banner can be had again from any shell (test/cli/credentials.test.ts pastes them in a clean one).
+ * What `herald credentials new` prints (src/cli/credentials.ts): the paste-in lines of a lost banner again, with what
+ * `--revoke-unused` revoked (test/cli/credentials.test.ts pastes them in a clean shell).
  */
 export function newCredentialsBanner(c: FirstStartCredentials, baseUrl: string, revoked: readonly string[], herald = heraldCommand()): string {
   const heading = [

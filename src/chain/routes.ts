@@ -64,7 +64,6 @@ const partnerRead = <R extends TSchema>(schema: R, summary: string) => ({
   detail: partnerTag(summary),
 });
 
-/** Token status, public stats, wallet info, latest transactions, the freshness proofs and wallet concentration. */
 export function chainRoutes(ctx: AppContext, guards: Guards) {
   const dates = new ContentDates();
   return new Elysia({ name: "herald:chain" })

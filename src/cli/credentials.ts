@@ -50,7 +50,6 @@ async function revokeUnused(ctx: AppContext, partner: string): Promise<{ keys: s
 
 /** Makes the three credentials (the revocations first, so they never touch the new ones) and prints them once. */
 export async function credentialsCommand(ctx: AppContext, args: ParsedArgs, json: boolean): Promise<number> {
-  checkCredentialsArgs(ctx.config, args);
   const partner = flagString(args, "partner") ?? FIRST_START_PARTNER;
   // A partner name the keys refuse answers as `herald keys create` does.
   return appErrorsAsUsage(async () => {

@@ -201,9 +201,8 @@ export function consoleRoute<Q extends TProperties = Record<never, never>, P ext
           const done = await f.run(input);
           return done instanceof Response ? done : backTo(spec.path, done);
         } catch (err) {
-          // A refusal the person can act on (a bad field, an unknown id, a state that does not allow it), or a
-          // failure of the work itself (a disk that refused a backup), is the page with the message for a browser —
-          // never a JSON answer in a browser tab; a script gets the JSON envelope, as from the JSON routes.
+          // A failure of the work itself (a disk that refused a backup) too is the page with the message for a
+          // browser, never a JSON answer in a browser tab.
           if (!(err instanceof AppError) || !wantsHtml(request)) throw err;
           if (err.status >= 500)
             ctx.log.warn("console form failed", { request_id: operator.requestId, path: f.path, error_code: err.code, internal: err.internal });
