@@ -102,30 +102,6 @@ export function parsedTransaction(f: ChainFixture, tx: FixtureTx) {
   };
 }
 
-function signatures(f: ChainFixture, params: Params) {
-  const address = str(params, 0, "address");
-  const o = opts(params, 1);
-  const limit = o.limit === undefined ? 1000 : Number(o.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid("limit must be 1..1000");
-  let list = f.signaturesFor(address);
-  if (typeof o.before === "string") {
-    const at = list.findIndex((t) => t.signature === o.before);
-    list = at === -1 ? [] : list.slice(at + 1);
-  }
-  if (typeof o.until === "string") {
-    const at = list.findIndex((t) => t.signature === o.until);
-    if (at !== -1) list = list.slice(0, at);
-  }
-  return list.slice(0, limit).map((t) => ({
-    signature: t.signature,
-    slot: t.slot,
-    blockTime: t.blockTime,
-    err: t.failed ? { InstructionError: [0, { Custom: 1 }] } : null,
-    memo: null,
-    confirmationStatus: "finalized",
-  }));
-}
-
 function mintAccount(f: ChainFixture, params: Params) {
   const address = str(params, 0, "pubkey");
   if (address !== f.mint) return { context: ctx(f), value: null };
@@ -152,7 +128,29 @@ export const HANDLERS: Record<string, Handler> = {
     if (encoding !== "jsonParsed") throw invalid("the fixture answers getTokenAccountsByOwner in jsonParsed only");
     return { context: ctx(f), value: f.tokenAccountsOf(owner, filter.mint).map((a) => parsedTokenAccount(f, a)) };
   },
-  getSignaturesForAddress: signatures,
+  getSignaturesForAddress(f, params) {
+    const address = str(params, 0, "address");
+    const o = opts(params, 1);
+    const limit = o.limit === undefined ? 1000 : Number(o.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid("limit must be 1..1000");
+    let list = f.signaturesFor(address);
+    if (typeof o.before === "string") {
+      const at = list.findIndex((t) => t.signature === o.before);
+      list = at === -1 ? [] : list.slice(at + 1);
+    }
+    if (typeof o.until === "string") {
+      const at = list.findIndex((t) => t.signature === o.until);
+      if (at !== -1) list = list.slice(0, at);
+    }
+    return list.slice(0, limit).map((t) => ({
+      signature: t.signature,
+      slot: t.slot,
+      blockTime: t.blockTime,
+      err: t.failed ? { InstructionError: [0, { Custom: 1 }] } : null,
+      memo: null,
+      confirmationStatus: "finalized",
+    }));
+  },
   getTransaction(f, params) {
     const tx = f.transaction(str(params, 0, "signature"));
     const encoding = opts(params, 1).encoding;

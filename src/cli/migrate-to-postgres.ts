@@ -83,7 +83,7 @@ function progressReporter(json: boolean) {
     table(p: TablePlan, already: number) {
       started = performance.now();
       startedAt = already;
-      if (!json) process.stderr.write(`${tty ? "" : ""}${p.name}: ${p.rows.toLocaleString("en-US")} rows\n`);
+      if (!json) process.stderr.write(`${p.name}: ${p.rows.toLocaleString("en-US")} rows\n`);
     },
     batch(p: Progress) {
       const now = performance.now();

@@ -142,7 +142,6 @@ const layoutHtml = compileHtml<LayoutData & { nav: typeof CONSOLE_NAV }>(
 <main><%= it.body %></main></body></html>`,
 );
 
-/** A whole operator page: the frame around `body`. */
 export const operatorPage = (data: LayoutData): SafeHtml => layoutHtml({ ...data, nav: CONSOLE_NAV });
 
 export interface SignInData {

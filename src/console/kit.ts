@@ -238,7 +238,6 @@ export function notSignedInDoc(path: string) {
   };
 }
 
-/** OpenAPI for a console page (GET). */
 function pageDoc(summary: string, path: string, tags: string[] = ["admin"], refusals: Record<number, string> = {}) {
   const refused = (what: string) => ({
     description: `${what}: for a browser (Accept names text/html) the page again with the message, for a script the JSON envelope`,
