@@ -131,7 +131,6 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
     stateOf,
     identify,
     cookiesOf,
-    secure,
     cookie,
     /** Set-Cookie for a new session: HttpOnly, SameSite=Strict, Path=/admin, Max-Age = ADMIN_SESSION_TTL_SECONDS. */
     sessionCookie: (request: Request, sessionId: string) => cookie(request, SESSION_COOKIE, sessionId, "/admin", ctx.config.adminSessionTtlSeconds),
