@@ -108,12 +108,7 @@ const ADMIN_TOKEN_SUBCOMMANDS: Subcommands<AdminTokens> = {
   },
   async list(tokens, _args, json) {
     const list = await tokens.list();
-    emit(json, { tokens: list }, () =>
-      table(
-        list.map((t) => ({ ...t })),
-        ["id", "name", "created_at", "last_used_at", "revoked_at"],
-      ),
-    );
+    emit(json, { tokens: list }, () => table(list, ["id", "name", "created_at", "last_used_at", "revoked_at"]));
   },
   async revoke(tokens, args, json) {
     const raw = required(args, "id");

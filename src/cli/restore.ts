@@ -208,13 +208,8 @@ function checkCopy(path: string): string | null {
   }
 }
 
-interface KeyToCheck {
-  box: SecretBox;
-  /** Where the key came from, as the output names it. */
-  source: string;
-}
-
-function keyToCheck(config: Config, dbPath: string, keyFile: string | undefined): KeyToCheck | null {
+/** The key to check FILE against, and where it came from (as the output names it). */
+function keyToCheck(config: Config, dbPath: string, keyFile: string | undefined) {
   const devFile = join(dirname(dbPath), "master.key");
   const [text, source] =
     keyFile !== undefined
@@ -231,6 +226,8 @@ function keyToCheck(config: Config, dbPath: string, keyFile: string | undefined)
     throw new UsageError(`${source} does not hold a master key (32 bytes, as 64 hex characters or base64)`);
   }
 }
+
+type KeyToCheck = NonNullable<ReturnType<typeof keyToCheck>>;
 
 function readKeyFile(path: string): string {
   try {
