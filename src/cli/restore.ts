@@ -42,9 +42,6 @@ class RestoreRefused extends Error {
   }
 }
 
-const SQLITE_HEADER = "SQLite format 3\0";
-const stampOf = (d: Date) => d.toISOString().replace(/[:.]/g, "-");
-
 function withFd<T>(path: string, use: (fd: number) => T): T {
   const fd = openSync(path, "r");
   try {
@@ -57,7 +54,7 @@ function withFd<T>(path: string, use: (fd: number) => T): T {
 const sqliteHeaderOk = (path: string): boolean =>
   withFd(path, (fd) => {
     const buf = Buffer.alloc(16);
-    return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString("latin1") === SQLITE_HEADER;
+    return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString("latin1") === "SQLite format 3\0";
   });
 
 /** The sha256 values FILE must have: --sha256 and the manifest beside it, each with where it came from. */
@@ -137,7 +134,7 @@ const fsyncPath = (path: string): void => withFd(path, fsyncSync);
 async function swapIn(file: string, dbPath: string, sha256: string, now: Date, key: KeyToCheck | null) {
   const dir = dirname(dbPath);
   mkdirSync(dir, { recursive: true });
-  const stamp = stampOf(now);
+  const stamp = now.toISOString().replace(/[:.]/g, "-");
   const temp = join(dir, `.${basename(dbPath)}.restore-${stamp}.tmp`);
   const lock = lockCurrentOrRefuse(dbPath);
   const moved: Array<{ from: string; to: string }> = [];
