@@ -1,5 +1,4 @@
 import type { Owner } from "../auth/actors";
-import type { BatchedDelete } from "../db/batched-delete";
 import type { Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { donationClaims } from "./tables";
@@ -50,4 +49,4 @@ export async function queueEmail(t: Queryable, m: { to: string; subject: string;
 export const SANDBOX_DELETES = [["donation_claims", "DELETE FROM donation_claims WHERE partner = ? AND mode = 'sandbox'"]] as const;
 
 /** The bulk of the partner's sandbox claims, in batches before the reset's transaction, down donation_claims_owner_idx. */
-export const sandboxBatch = (partner: string): BatchedDelete => ({ table: "donation_claims", where: "partner = ? AND mode = 'sandbox'", params: [partner] });
+export const sandboxBatch = (partner: string) => ({ table: "donation_claims" as const, where: "partner = ? AND mode = 'sandbox'", params: [partner] });

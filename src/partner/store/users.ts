@@ -1,5 +1,5 @@
 import type { Owner } from "../../auth/actors";
-import { type BatchedDelete, IN_KEY_LIST } from "../../db/batched-delete";
+import { IN_KEY_LIST } from "../../db/batched-delete";
 import { type Dialect, type Param, type Queryable, UniqueViolation } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerUsers } from "../tables";
@@ -130,8 +130,8 @@ export const SANDBOX_DELETES = [
 ] as const;
 
 /** The bulk of the partner's sandbox wallets, in batches before the reset's transaction, down wallet_links_owner_wallet_idx. */
-export const sandboxWalletsBatch = (partner: string): BatchedDelete => ({
-  table: "wallet_links",
+export const sandboxWalletsBatch = (partner: string) => ({
+  table: "wallet_links" as const,
   where: "partner = ? AND mode = 'sandbox'",
   params: [partner],
 });

@@ -159,7 +159,11 @@ export const sandboxDeletesOf = (dialect: Dialect, partner: string, userIds: rea
  * user_id indexes (salutes_conversions_user_idx, salutes_ledger_user_idx). The sandbox has no conversion route, so
  * no conversion is written between the two: the entries' batches never fail on one naming them.
  */
-export const sandboxBatchesOf = (dialect: Dialect, partner: string, userIds: readonly number[]): readonly BatchedDelete[] => [
+export const sandboxBatchesOf = (
+  dialect: Dialect,
+  partner: string,
+  userIds: readonly number[],
+): ReadonlyArray<BatchedDelete & { table: SandboxSalutesTable }> => [
   { table: "salutes_conversions", where: `${IN_USERS[dialect]} AND partner = ? AND mode = 'sandbox'`, params: usersParams(dialect, partner, userIds) },
   { table: "salutes_ledger", where: `${IN_USERS[dialect]} AND partner = ? AND mode = 'sandbox'`, params: usersParams(dialect, partner, userIds) },
 ];
