@@ -115,5 +115,4 @@ export const PORTAL_PAGES: readonly PortalPage[] = [
   }),
 ];
 
-/** The path of a page. */
 export const pagePath = (slug: string) => (slug ? `/developers/${slug}` : "/developers");

@@ -117,5 +117,4 @@ export function composePage(page: PortalPage, ctx: AppContext, registry: Registr
   return { html: html.join("\n"), sources };
 }
 
-/** The page at `slug`, if the portal has one. */
 export const portalPage = (slug: string): PortalPage | undefined => PORTAL_PAGES.find((p) => p.slug === slug);

@@ -30,7 +30,6 @@ const Claim = named(
   }),
 );
 
-/** What issuing a claim answers (inside the envelope). */
 const issuedFields = {
   status: t.Literal("issued"),
   claim_status: t.Literal("issued"),

@@ -44,7 +44,6 @@ export async function getUserView(ctx: AppContext, owner: Owner, rawId: string, 
   return loadView(ctx.store, user.id, includeWallets);
 }
 
-/** What POST /users takes (its body, as validated). */
 export type CreateUserInput = Static<typeof UsersModel.createBody>;
 
 /**
@@ -85,7 +84,6 @@ export async function createUser(t: Queryable, ctx: Pick<AppContext, "clock" | "
   return { external_id: user.external_id, user: await loadView(t, user.id, true) };
 }
 
-/** What PATCH /users/{id} takes (its body, as validated). */
 export type PatchUserInput = Static<typeof UsersModel.patchBody>;
 
 function normalisePatch(input: PatchUserInput): Partial<Record<Patchable, string | number | null>> {

@@ -25,7 +25,7 @@ import {
  * shared with every other request (key ids, event ids, claim codes), so fixture data drawn from it would depend
  * on whatever traffic came first. Seeded from the key id, the same key sees the same fixtures on every fresh start.
  */
-export class FixtureStream {
+class FixtureStream {
   private counter = 0;
   constructor(private readonly seed: string) {}
 
@@ -101,8 +101,6 @@ export function fixturePlan(seedKeyId: string) {
 
 export type FixturePlan = ReturnType<typeof fixturePlan>;
 
-export const planDigest = (plan: FixturePlan): string => createHash("sha256").update(JSON.stringify(plan)).digest("hex");
-
 /**
  * Writes the plan through the LIVE partner and salutes services with a sandbox owner — the same validation,
  * ledger and outbox code a partner's own calls run — with the transaction handle `t`. Returns the fixture user ids.
@@ -123,15 +121,13 @@ async function writePlan(t: Queryable, ctx: AppContext, owner: Owner, plan: Fixt
   return ids;
 }
 
-export type { FixtureRecord };
-
 /** The record of a plan about to be written; `user_ids` is filled in once the users exist. */
 function recordOf(ctx: AppContext, owner: Owner, plan: FixturePlan, resetCount: number): FixtureRecord {
   return {
     partner: owner.partner,
     profile: plan.profile,
     seed_key_id: plan.seed_key_id,
-    plan_digest: planDigest(plan),
+    plan_digest: createHash("sha256").update(JSON.stringify(plan)).digest("hex"),
     user_ids: "[]",
     seeded_at: ctx.clock.now().toISOString(),
     reset_count: resetCount,

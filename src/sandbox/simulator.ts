@@ -104,7 +104,6 @@ function signedEnvelope(eventId: string, eventType: string, data: unknown, now: 
   return { body, timestamp, headers: canonicalNames(headers) };
 }
 
-/** What POST …/webhook-simulator/run takes (its body, as validated). */
 export type RunInput = Static<typeof SandboxWebhooksModel.runBody>;
 
 async function secretFor(

@@ -197,7 +197,6 @@ export async function trafficOf(q: Queryable, keyIds: readonly string[], sinceIs
   ))!;
 }
 
-/** The keys' latest refused calls since `sinceIso`, newest first. */
 export const recentErrorsOf = (q: Queryable, keyIds: readonly string[], sinceIso: string, limit: number) =>
   q.all<Static<typeof RecentError>>(
     `SELECT r.at, r.method, r.route, r.status, r.error_code, k.key_id FROM request_log r JOIN request_log_keys k ON k.ref = r.key_ref
@@ -221,7 +220,6 @@ export async function idempotentMutationCount(q: Queryable, partner: string, key
   return records!.n + ledger!.n;
 }
 
-/** Sandbox deliveries a receiver answered 2xx. */
 export const acknowledgedCount = async (q: Queryable, partner: string) =>
   (await q.get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox' AND status = 'succeeded'", [partner]))!.n;
 

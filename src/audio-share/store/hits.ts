@@ -23,7 +23,6 @@ const BATCH = 1000;
 const byKey = (a: { linkId: number; hour: string }, b: { linkId: number; hour: string }) =>
   a.linkId - b.linkId || (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0);
 
-/** Writes the buckets in the caller's transaction. */
 export async function writeHits(t: Queryable, buckets: readonly FlushBucket[]): Promise<void> {
   const sorted = [...buckets].sort(byKey);
   const claims = sorted.flatMap((b) => [...new Set(b.candidates)].sort().map((hash) => [b.linkId, b.hour, hash] as const));

@@ -78,7 +78,6 @@ export async function insertEvent(t: Queryable, e: NewEvent): Promise<Pick<Event
   return row!;
 }
 
-/** The link's track events by type. */
 export function eventCountsOf(q: Queryable, linkId: number) {
   return q.all<{ event_type: string; n: number }>(
     "SELECT event_type, count(*) AS n FROM audio_share_track_events WHERE link_id = ? GROUP BY event_type ORDER BY event_type",

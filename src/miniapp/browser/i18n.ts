@@ -99,7 +99,6 @@ export function waitText(seconds: number): string {
   return minutes % 60 === 0 ? t("time.hours_only", { h }) : t("time.hours", { h, m: minutes % 60 });
 }
 
-/** A date and time in the player's language. */
 export const dateTimeText = (iso: string) =>
   (formats.dateTime ??= new Intl.DateTimeFormat(lang, { dateStyle: "short", timeStyle: "short" })).format(new Date(iso));
 
