@@ -1,23 +1,17 @@
 import type { Static } from "@sinclair/typebox";
 import type { Owner } from "../auth/actors";
+import type { KeyRow } from "../auth/keys";
 import { type Dialect, placeholders, type Queryable } from "../db/port";
 import { RowHeldElsewhere } from "../db/row-held";
 import type { RowOf } from "../db/rows";
-import { type DeliveryRow, Where } from "../webhooks/service";
+import type { UserRow } from "../partner/service";
+import { type DeliveryRow, type WebhookRow, Where } from "../webhooks/service";
 import type { Metrics, RecentError } from "./model";
 import type { sandboxFixtures } from "./tables";
 
-// Other domains' tables read here as a read model (test/conventions/layering.test.ts lists them) are typed by the
-// columns selected: a domain reaches another's files only through its service.
-interface WebhookColumns {
-  target_url: string;
-  secret_ciphertext: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_valid_until: string | null;
-}
-
 // The sandbox's own SQL for both engines (docs/design.md §8a): its fixture record, and the reads of other domains'
-// sandbox rows no domain verb answers. Every read of practice rows names mode = 'sandbox' as a LITERAL, never a
+// sandbox rows no domain verb answers (a read model test/conventions/layering.test.ts lists), typed by the columns
+// selected from the owner's row type. Every read of practice rows names mode = 'sandbox' as a LITERAL, never a
 // parameter: whatever partner it is handed, it cannot read a live row.
 
 // ---- sandbox_fixtures
@@ -149,7 +143,8 @@ export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner
   );
 }
 
-export type DeliverySource = Pick<DeliveryRow, "id" | "webhook_id" | "event_public_id" | "event_type"> & WebhookColumns & { event_data: string };
+export type DeliverySource = Pick<DeliveryRow, "id" | "webhook_id" | "event_public_id" | "event_type"> &
+  Pick<WebhookRow, "target_url" | "secret_ciphertext" | "previous_secret_ciphertext" | "previous_secret_valid_until"> & { event_data: string };
 
 /** What the simulator signs for one of the owner's sandbox deliveries: its event and its webhook's secrets. */
 export const deliverySourceOf = (q: Queryable, owner: Owner, deliveryId: number) =>
@@ -163,17 +158,11 @@ export const deliverySourceOf = (q: Queryable, owner: Owner, deliveryId: number)
 
 // ---- the promotion report (src/sandbox/promotion.ts)
 
-export interface SandboxKeyRow {
-  key_id: string;
-  status: string;
-  scopes: string;
-  last_used_at: string | null;
-}
-
 export const sandboxKeysOf = (q: Queryable, partner: string) =>
-  q.all<SandboxKeyRow>("SELECT key_id, status, scopes, last_used_at FROM partner_keys WHERE partner = ? AND mode = 'sandbox' ORDER BY created_at, key_id", [
-    partner,
-  ]);
+  q.all<Pick<KeyRow, "key_id" | "status" | "scopes" | "last_used_at">>(
+    "SELECT key_id, status, scopes, last_used_at FROM partner_keys WHERE partner = ? AND mode = 'sandbox' ORDER BY created_at, key_id",
+    [partner],
+  );
 
 export const activeLiveKeyCount = async (q: Queryable, partner: string) =>
   (await q.get<{ n: number }>("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'", [partner]))!.n;
@@ -223,14 +212,11 @@ export async function idempotentMutationCount(q: Queryable, partner: string, key
 export const acknowledgedCount = async (q: Queryable, partner: string) =>
   (await q.get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox' AND status = 'succeeded'", [partner]))!.n;
 
-export interface SandboxUserRow {
-  id: number;
-  external_id: string;
-  status: string;
-}
-
 export const sandboxUserOf = (q: Queryable, partner: string, id: number) =>
-  q.get<SandboxUserRow>("SELECT id, external_id, status FROM partner_users WHERE id = ? AND partner = ? AND mode = 'sandbox'", [id, partner]);
+  q.get<Pick<UserRow, "id" | "external_id" | "status">>("SELECT id, external_id, status FROM partner_users WHERE id = ? AND partner = ? AND mode = 'sandbox'", [
+    id,
+    partner,
+  ]);
 
 /** What the report says of one sandbox user: wallets, ledger entries, and entries written under an Idempotency-Key. */
 export async function userCounts(q: Queryable, userId: number) {
