@@ -14,12 +14,8 @@ export interface EntryAuthor {
   idempotencyKey: string | null;
 }
 
-export interface EntryBody {
-  user_id: string;
-  amount: unknown;
-  reason: string;
-  source: string;
-}
+/** A credit's or debit's body; its amount is checked by parseAmountMinor, which takes any JSON value. */
+export type EntryBody = Omit<typeof SalutesModel.mutationBody.static, "amount"> & { amount: unknown };
 
 type SalutesCtx = Pick<AppContext, "config" | "clock" | "rng">;
 

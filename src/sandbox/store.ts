@@ -3,10 +3,12 @@ import type { Owner } from "../auth/actors";
 import type { KeyRow } from "../auth/keys";
 import { type Dialect, placeholders, type Queryable } from "../db/port";
 import { RowHeldElsewhere } from "../db/row-held";
+import type { PageRequest } from "../http/pagination";
 import type { RowOf } from "../db/rows";
 import type { UserRow } from "../partner/service";
 import { type DeliveryRow, type WebhookRow, Where } from "../webhooks/service";
 import type { Metrics, RecentError } from "./model";
+import type { SandboxWebhooksModel } from "./webhooks-model";
 import type { sandboxFixtures } from "./tables";
 
 // The sandbox's own SQL for both engines (docs/design.md §8a): its fixture record, and the reads of other domains'
@@ -115,31 +117,24 @@ export function fixtureUserRows(q: Queryable, partner: string, ids: number[]): P
 export const eventUserIdSql = (dialect: Dialect, column: string): string =>
   dialect === "postgres" ? `(${column}::json ->> 'user_id')` : `json_extract(${column}, '$.user_id')`;
 
-export interface SandboxDeliveryFilter {
-  eventType: string | null;
-  userId: string | null;
-  order: "asc" | "desc";
-  /** Keyset position: ids after it in the list's order. */
-  after: number | null;
-  limit: number;
-  offset: number;
-}
+/** The query's filters (user_id: deliveries whose event data names this user, as the salutes and users events do), its order settled. */
+export type SandboxEventFilter = Pick<Static<typeof SandboxWebhooksModel.eventsQuery>, "user_id" | "event_type"> & { order: "asc" | "desc" };
 
-/** The owner's sandbox delivery records, in id order; optional filters join the WHERE only when given. */
-export function sandboxDeliveryRows(q: Queryable, dialect: Dialect, owner: Owner, f: SandboxDeliveryFilter): Promise<DeliveryRow[]> {
+/** The owner's sandbox delivery records, in id order, after `page.after` (keyset) or from its offset; filters join the WHERE only when given. */
+export function sandboxDeliveryRows(q: Queryable, owner: Owner, f: SandboxEventFilter, page: Omit<PageRequest, "cursor">): Promise<DeliveryRow[]> {
   const desc = f.order === "desc";
   const w = new Where()
     .add("d.partner = ? AND d.mode = 'sandbox'", owner.partner)
-    .when(f.eventType, "e.event_type = ?")
-    .when(f.userId, `${eventUserIdSql(dialect, "e.data")} = ?`)
-    .when(f.after, desc ? "d.id < ?" : "d.id > ?");
+    .when(f.event_type, "e.event_type = ?")
+    .when(f.user_id, `${eventUserIdSql(q.dialect, "e.data")} = ?`)
+    .when(page.after, desc ? "d.id < ?" : "d.id > ?");
   return q.all<DeliveryRow>(
     `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag, d.last_error,
             d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
      FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
      ${w.sql}
      ORDER BY d.id ${desc ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
-    [...w.params, f.limit, f.offset],
+    [...w.params, page.limit, page.offset],
   );
 }
 
