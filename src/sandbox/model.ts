@@ -26,8 +26,9 @@ const widen = (live: TObject, extra: TProperties, fields: TProperties) => {
   for (const name of Object.keys(extra)) delete props[name];
   return t.Object({ ...props, ...extra, ...fields });
 };
-const readOf = <T extends TObject>(live: T, extra: TProperties = {}) => widen(live, extra, readFields) as TObject<T["properties"] & typeof readFields>;
-const writeOf = <T extends TObject>(live: T, extra: TProperties = {}) => widen(live, extra, writeFields) as TObject<T["properties"] & typeof writeFields>;
+export const readOf = <T extends TObject>(live: T, extra: TProperties = {}) => widen(live, extra, readFields) as TObject<T["properties"] & typeof readFields>;
+export const writeOf = <T extends TObject>(live: T, extra: TProperties = {}) =>
+  widen(live, extra, writeFields) as TObject<T["properties"] & typeof writeFields>;
 
 const metaQuery = t.Object({ include_meta: t.Optional(t.String()) });
 
@@ -219,5 +220,3 @@ export const SandboxModel = {
     }),
   }),
 };
-
-export { readOf, writeOf };
