@@ -10,7 +10,6 @@ import { statusNotifier, STATUS_EVENT_TYPES } from "./incidents/notify";
 import { createOperatorIncident, editOperatorIncident, getIncidentOrThrow, listAdminIncidents, postIncidentUpdate } from "./incidents/operator";
 import { createSubscriber, deleteSubscriber, listSubscribers } from "./incidents/subscribers";
 
-/** An operator route's answers (`response`, plus the refusals of its own checks) and its summary. */
 const answers = <R extends Record<number, TSchema>, const S extends readonly number[]>(response: R, summary: string, ...refusals: S) => ({
   admin: true as const,
   response: { ...response, ...refuses(...refusals) },

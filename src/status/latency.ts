@@ -5,7 +5,6 @@ import { completedHoursWindow, latencyOf, routeSummariesTask, usageWindow } from
 // an average hides the slow tail a partner feels). Only route templates are published, never a partner key or a
 // client IP.
 
-export const MAX_LATENCY_HOURS = 24 * 30;
 /** Routes listed in the breakdown, busiest first; the overall figure covers every request. */
 const MAX_ROUTES = 50;
 

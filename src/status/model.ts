@@ -7,8 +7,8 @@ import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 import { nullable as N } from "../http/routes/declare";
 
-const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
-const Severity = t.Union([t.Literal("warn"), t.Literal("bad")]);
+export const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
+export const Severity = t.Union([t.Literal("warn"), t.Literal("bad")]);
 const base = {
   status: Level,
   summary: t.String(),
@@ -226,24 +226,26 @@ export const UptimeTotals = named(
   }),
 );
 
-const Percentiles = t.Object({ samples: t.Integer(), p50_ms: N(t.Number()), p95_ms: N(t.Number()), p99_ms: N(t.Number()) });
+export const Percentiles = t.Object({ samples: t.Integer(), p50_ms: N(t.Number()), p95_ms: N(t.Number()), p99_ms: N(t.Number()) });
 const Window = t.Object({ start_utc: t.String(), end_utc: t.String() });
 const meta = { include_meta: t.Optional(t.String()) };
+/** The query parameters' defaults: documented by their schemas, applied by the routes. */
+export const QUERY_DEFAULTS = { trend: 60, uptimeHours: 24, incidentHours: 168, incidentLimit: 50, latencyHours: 24 } as const;
 
 export const StatusModel = {
   metaQuery: t.Object(meta),
-  trendQuery: t.Object({ limit: intQuery({ minimum: 1, maximum: 1440, defaultValue: 60 }), ...meta }),
+  trendQuery: t.Object({ limit: intQuery({ minimum: 1, maximum: 1440, defaultValue: QUERY_DEFAULTS.trend }), ...meta }),
   uptimeQuery: t.Object({
-    hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 24, description: "window in hours (90 days at most)" }),
+    hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: QUERY_DEFAULTS.uptimeHours, description: "window in hours (90 days at most)" }),
     exclude_maintenance: t.Optional(t.String({ description: "1|true|0|false; default from the policy (exclude_maintenance_default)" })),
     ...meta,
   }),
   incidentsQuery: t.Object({
-    hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: 168 }),
-    limit: intQuery({ minimum: 1, maximum: 200, defaultValue: 50 }),
+    hours: intQuery({ minimum: 1, maximum: 2160, defaultValue: QUERY_DEFAULTS.incidentHours }),
+    limit: intQuery({ minimum: 1, maximum: 200, defaultValue: QUERY_DEFAULTS.incidentLimit }),
     ...meta,
   }),
-  latencyQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 720, defaultValue: 24 }), ...meta }),
+  latencyQuery: t.Object({ hours: intQuery({ minimum: 1, maximum: 720, defaultValue: QUERY_DEFAULTS.latencyHours }), ...meta }),
   status: named(
     "SystemStatus",
     Envelope({

@@ -6,25 +6,12 @@ import { htmlResponse } from "../http/formats/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 import { BADGE_WINDOWS, parseBadgeName, uptimeBadge } from "./page/badge";
 import { incidentsFeed, incidentsJsonFeed } from "./page/feed";
-import { StatusModel as M } from "./model";
+import { QUERY_DEFAULTS as D, StatusModel as M } from "./model";
 import { statusPage } from "./page/page";
 import { publicTag, refuses } from "../http/routes/declare";
-import {
-  canaryEcho,
-  flagQuery,
-  getIncidentOrThrow,
-  latencyPercentiles,
-  LIMITS,
-  listIncidents,
-  policyView,
-  systemStatus,
-  trend,
-  uptime,
-  UptimeCache,
-} from "./service";
+import { canaryEcho, flagQuery, getIncidentOrThrow, latencyPercentiles, listIncidents, policyView, systemStatus, trend, uptime, UptimeCache } from "./service";
 import { ok } from "../http/envelope";
 
-/** A JSON route's query, its answer (plus the refusals of its own checks) and its summary. */
 const answers = <Q extends TSchema, R extends TSchema, const S extends readonly number[]>(query: Q, schema: R, summary: string, ...refusals: S) => ({
   query,
   response: { 200: schema, ...refuses(...refusals) },
@@ -87,18 +74,17 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
     .get("/status.json", status, answers(M.metaQuery, M.status, "Alias of /api/public/system-status"))
     .get(
       "/api/public/system-status/trend",
-      async ({ query }) => ok(await trend(ctx, query.limit ?? LIMITS.trend.fallback)),
+      async ({ query }) => ok(await trend(ctx, query.limit ?? D.trend)),
       answers(M.trendQuery, M.trend, "The latest stored snapshots (oldest first) and their ok/warn/bad counts"),
     )
     .get(
       "/api/public/system-status/uptime",
-      async ({ query }) =>
-        ok(await uptime(ctx, query.hours ?? LIMITS.uptimeHours.fallback, flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
+      async ({ query }) => ok(await uptime(ctx, query.hours ?? D.uptimeHours, flagQuery("exclude_maintenance", query.exclude_maintenance), cache)),
       answers(M.uptimeQuery, M.uptime, "Time-weighted degraded_pct, overall and per check, from the snapshots"),
     )
     .get(
       "/api/public/system-status/incidents",
-      async ({ query }) => ok(await listIncidents(ctx, query.hours ?? LIMITS.incidentHours.fallback, query.limit ?? LIMITS.incidentLimit.fallback)),
+      async ({ query }) => ok(await listIncidents(ctx, query.hours ?? D.incidentHours, query.limit ?? D.incidentLimit)),
       answers(M.incidentsQuery, M.incidents, "Incidents of both sources overlapping the last `hours`, newest first (open ones always)"),
     )
     .get("/api/public/system-status/incidents/:incident_id", async ({ params }) => ok({ incident: await getIncidentOrThrow(ctx, params.incident_id) }), {
@@ -112,7 +98,7 @@ export function statusRoutes(ctx: AppContext, _guards: Guards) {
     )
     .get(
       "/api/public/latency-percentiles",
-      async ({ query }) => ok(await latencyPercentiles(ctx, query.hours ?? LIMITS.latencyHours.fallback)),
+      async ({ query }) => ok(await latencyPercentiles(ctx, query.hours ?? D.latencyHours)),
       answers(M.latencyQuery, M.latency, "p50/p95/p99 server time (nearest rank) over the request log, overall and per route"),
     )
     .post(

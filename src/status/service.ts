@@ -5,7 +5,7 @@ import { evaluateChecks, type EvaluationOptions } from "./checks/engine";
 import { staleAfterMs } from "./checks/jobs";
 import { componentViews } from "./components";
 import { listIncidents, openIncidents } from "./incidents/incidents";
-import { latencyPercentiles, MAX_LATENCY_HOURS } from "./latency";
+import { latencyPercentiles } from "./latency";
 import { maintenanceSummary } from "./incidents/maintenance";
 import type { ChecksSchema } from "./model";
 import { loadPolicy } from "./checks/policy";
@@ -28,14 +28,6 @@ export function flagQuery(field: string, raw: string | undefined): boolean | und
   if (raw === "0" || raw === "false") return false;
   throw queryProblem(field, "must be one of: 1, true, 0, false");
 }
-
-export const LIMITS = {
-  trend: { fallback: 60, max: 1440 },
-  uptimeHours: { fallback: 24, max: MAX_UPTIME_HOURS },
-  incidentHours: { fallback: 168, max: MAX_UPTIME_HOURS },
-  incidentLimit: { fallback: 50, max: 200 },
-  latencyHours: { fallback: 24, max: MAX_LATENCY_HOURS },
-} as const;
 
 /**
  * Each job's stale limit in seconds under the policy in force, for the jobs expected to run here (the jobs check's

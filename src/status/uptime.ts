@@ -117,7 +117,6 @@ export async function uptime(ctx: AppContext, hours: number, excludeMaintenance:
     selected_hours: hours,
     window: { start_utc: new Date(src.start).toISOString(), end_utc: new Date(src.end).toISOString() },
     observed_since: since,
-    // true when monitoring began inside the window: the figures cover only the time since observed_since.
     partial_window: since === null || Date.parse(since) > src.start,
     coverage_pct: coveragePct(hours, r),
     exclude_maintenance: exclude,

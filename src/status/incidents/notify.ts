@@ -124,7 +124,6 @@ export class StatusNotifier {
       const due = await dueDeliveries(t, this.ctx.store.dialect, nowIso, BATCH);
       const out: Leased[] = [];
       for (const d of due) {
-        // A lease that expired after its last allowed attempt (the sender died): nothing more may be sent.
         if (d.attempts >= max) {
           await deadLetterInterrupted(t, d.id, nowIso);
           continue;

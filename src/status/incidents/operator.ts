@@ -40,10 +40,7 @@ type CreateInput = typeof M.incidentCreateBody.static;
 type UpdateInput = typeof M.incidentUpdateBody.static;
 type EditInput = typeof M.incidentEditBody.static;
 
-export interface Outcome {
-  incident: IncidentView;
-  replayed: boolean;
-}
+export type Outcome = { incident: IncidentView; replayed: boolean };
 
 const hashOf = (parts: unknown[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex");
 

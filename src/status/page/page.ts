@@ -152,7 +152,6 @@ function headlineOf(overall: Level, open: IncidentView[]): { level: Level; text:
   return { level, text: `${level === "bad" ? "Outage" : "Degraded service"} reported: ${top.title}` };
 }
 
-/** Renders the whole page from live data. */
 export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<SafeHtml> {
   const status = await systemStatus(ctx);
   const exclude = loadPolicy(ctx).policy.exclude_maintenance_default;

@@ -47,7 +47,6 @@ export function subscriberPage(q: Queryable, after: number | null, limit: number
   ]);
 }
 
-/** Deletes a subscriber with its queued and past deliveries. */
 export async function deleteSubscriberRows(t: Queryable, id: number): Promise<void> {
   await t.run("DELETE FROM status_subscriber_deliveries WHERE subscriber_id = ?", [id]);
   await t.run("DELETE FROM status_subscribers WHERE id = ?", [id]);
