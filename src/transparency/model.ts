@@ -1,10 +1,8 @@
 import { t } from "elysia";
 import { Envelope } from "../http/envelope";
-import { UptimeTotals } from "../status/model";
+import { Level, Percentiles, Severity, StatusModel, UptimeTotals } from "../status/model";
 import { named } from "../http/openapi/names";
 import { nullable as N } from "../http/routes/declare";
-
-const Level = t.Union([t.Literal("ok"), t.Literal("warn"), t.Literal("bad")]);
 
 const Proof = named(
   "TransparencyProof",
@@ -21,7 +19,7 @@ const Proof = named(
 );
 
 export const TransparencyModel = {
-  metaQuery: t.Object({ include_meta: t.Optional(t.String()) }),
+  metaQuery: StatusModel.metaQuery,
   trust: named(
     "TrustSummary",
     Envelope({
@@ -81,12 +79,10 @@ export const TransparencyModel = {
         open: t.Integer(),
         last_30_days: t.Integer(),
         bad_last_30_days: t.Integer(),
-        latest: t.Array(
-          t.Object({ id: t.Integer(), started_at: t.String(), ended_at: N(t.String()), severity: t.Union([t.Literal("warn"), t.Literal("bad")]) }),
-        ),
+        latest: t.Array(t.Object({ id: t.Integer(), started_at: t.String(), ended_at: N(t.String()), severity: Severity })),
       }),
       proofs: t.Array(Proof),
-      latency_ms_24h: t.Object({ samples: t.Integer(), p50_ms: N(t.Number()), p95_ms: N(t.Number()), p99_ms: N(t.Number()) }),
+      latency_ms_24h: Percentiles,
       audit_anomalies: t.Object({
         available: t.Boolean({ description: "true once a complete audit run exists" }),
         configured: t.Boolean({ description: "false without TOKEN_MINT: nothing to audit" }),

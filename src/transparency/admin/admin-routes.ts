@@ -18,65 +18,60 @@ const summary = (s: string) => ({ summary: s });
 const P = "/admin/transparency";
 
 export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
-  return (
-    new Elysia({ name: "herald:transparency-admin" })
-      .use(guards.admin.plugin)
-      .use(guards.operator.plugin)
-      // The console page over the audit runs (triage from the browser).
-      .use(auditRunsPageRoutes(ctx, guards))
-      .get(`${P}/declared-movements`, async ({ query }) => ok(listAnswer("movements", await declarationsPageOf(ctx, parsePage(query)))), {
-        // The bearer token or the operator session: the console's audit-runs page links it.
-        operator: "api",
-        query: M.declarationListQuery,
-        response: { 200: M.declarationList },
-        detail: summary("Declared movements, active and retracted, oldest first, paged by limit and offset or cursor"),
-      })
-      .post(
-        `${P}/declared-movements`,
-        async ({ body, admin, set }) => {
-          const movement = await declareMovement(ctx, admin, body, await decimalsForInput(ctx));
-          set.status = 201;
-          return ok({ movement });
-        },
-        {
-          admin: true,
-          body: M.declareBody,
-          response: { 201: M.declarationOne },
-          detail: summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
-        },
-      )
-      .post(
-        `${P}/declared-movements/:declaration_id/retract`,
-        async ({ params, body, admin }) => ok({ movement: await retractDeclaration(ctx, admin, params.declaration_id, body.reason) }),
-        {
-          admin: true,
-          params: M.declarationParams,
-          body: M.retractBody,
-          response: { 200: M.declarationOne, ...refuses(404, 409) },
-          detail: summary("Retract a declared movement: later runs no longer match it; past matches stay (audited)"),
-        },
-      )
-      .patch(
-        `${P}/thresholds`,
-        async ({ body, admin }) => {
-          const { reason, owner, ...values } = body as Record<string, string | undefined> & { reason: string; owner?: string };
-          return ok(
-            await changeThresholds(ctx, admin, { values: values as Partial<Record<ThresholdName, string>>, reason, owner }, await decimalsForInput(ctx)),
-          );
-        },
-        {
-          admin: true,
-          body: M.thresholdsBody,
-          response: { 200: M.thresholdsAnswer },
-          detail: summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
-        },
-      )
-      .put(`${P}/triage/:signature`, async ({ params, body, admin }) => ok({ triage: await setTriage(ctx, admin, params.signature, body) }), {
+  return new Elysia({ name: "herald:transparency-admin" })
+    .use(guards.admin.plugin)
+    .use(guards.operator.plugin)
+    .use(auditRunsPageRoutes(ctx, guards))
+    .get(`${P}/declared-movements`, async ({ query }) => ok(listAnswer("movements", await declarationsPageOf(ctx, parsePage(query)))), {
+      // The bearer token or the operator session: the console's audit-runs page links it.
+      operator: "api",
+      query: M.declarationListQuery,
+      response: { 200: M.declarationList },
+      detail: summary("Declared movements, active and retracted, oldest first, paged by limit and offset or cursor"),
+    })
+    .post(
+      `${P}/declared-movements`,
+      async ({ body, admin, set }) => {
+        const movement = await declareMovement(ctx, admin, body, await decimalsForInput(ctx));
+        set.status = 201;
+        return ok({ movement });
+      },
+      {
         admin: true,
-        params: M.triageParams,
-        body: M.triageBody,
-        response: { 200: M.triageOne, ...refuses(404) },
-        detail: summary("Set the triage of an anomalous signature: status, owner, eta_utc (audited)"),
-      })
-  );
+        body: M.declareBody,
+        response: { 201: M.declarationOne },
+        detail: summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
+      },
+    )
+    .post(
+      `${P}/declared-movements/:declaration_id/retract`,
+      async ({ params, body, admin }) => ok({ movement: await retractDeclaration(ctx, admin, params.declaration_id, body.reason) }),
+      {
+        admin: true,
+        params: M.declarationParams,
+        body: M.retractBody,
+        response: { 200: M.declarationOne, ...refuses(404, 409) },
+        detail: summary("Retract a declared movement: later runs no longer match it; past matches stay (audited)"),
+      },
+    )
+    .patch(
+      `${P}/thresholds`,
+      async ({ body, admin }) => {
+        const { reason, owner, ...values } = body as Record<string, string | undefined> & { reason: string; owner?: string };
+        return ok(await changeThresholds(ctx, admin, { values: values as Partial<Record<ThresholdName, string>>, reason, owner }, await decimalsForInput(ctx)));
+      },
+      {
+        admin: true,
+        body: M.thresholdsBody,
+        response: { 200: M.thresholdsAnswer },
+        detail: summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
+      },
+    )
+    .put(`${P}/triage/:signature`, async ({ params, body, admin }) => ok({ triage: await setTriage(ctx, admin, params.signature, body) }), {
+      admin: true,
+      params: M.triageParams,
+      body: M.triageBody,
+      response: { 200: M.triageOne, ...refuses(404) },
+      detail: summary("Set the triage of an anomalous signature: status, owner, eta_utc (audited)"),
+    });
 }

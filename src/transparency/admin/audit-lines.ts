@@ -1,5 +1,6 @@
 import { formatUnits } from "../../chain/service";
 import type { AppContext } from "../../context";
+import { IN_PROGRESS_MINUTES } from "../audit/audit-run";
 import { type AnomalyType, severityOfRank } from "../audit/glossary";
 import { parseCounts, type RunRow } from "../reports/runs";
 import { type AnomalyRow, anomalyRows, countRows } from "../store/rows";
@@ -13,13 +14,10 @@ import { storedThresholds } from "../operator-inputs/thresholds";
 
 export type Verdict = "ok" | "warn" | "bad" | "failed" | "running" | "incomplete";
 
-/** An incomplete run without an error younger than this is taken to be still running (as audit-run.ts does). */
-const RUNNING_MINUTES = 10;
-
 function verdictOf(r: RunRow, now: Date): Verdict {
   if (r.is_complete === 1) return r.overall ?? "ok";
   if (r.error !== null) return "failed";
-  return Date.parse(r.started_at) > now.getTime() - RUNNING_MINUTES * 60_000 ? "running" : "incomplete";
+  return Date.parse(r.started_at) > now.getTime() - IN_PROGRESS_MINUTES * 60_000 ? "running" : "incomplete";
 }
 
 /** One page of runs, newest first, and the total. */

@@ -33,15 +33,13 @@ interface View {
   offset?: number;
 }
 
-/** `PATH?run=…&runs_offset=…&offset=…#anchor` with the empty and zero parts left out. */
-function pageHref(p: { run?: string | null; runs_offset?: number; offset?: number }, anchor = ""): string {
-  const q = new URLSearchParams();
-  if (p.run) q.set("run", p.run);
-  if (p.runs_offset) q.set("runs_offset", String(p.runs_offset));
-  if (p.offset) q.set("offset", String(p.offset));
-  const s = q.toString();
+/** The view's parts as query parameters, the empty and zero ones left out. */
+const present = (v: { run?: string | null; runs_offset?: number; offset?: number }) =>
+  Object.entries({ run: v.run, runs_offset: v.runs_offset, offset: v.offset }).flatMap(([k, x]) => (x ? [[k, String(x)] as [string, string]] : []));
+const pageHref = (v: Parameters<typeof present>[0], anchor = "") => {
+  const s = new URLSearchParams(present(v)).toString();
   return `${PATH}${s ? `?${s}` : ""}${anchor}`;
-}
+};
 
 const severities = (r: RunLine) =>
   r.anomalous === 0
@@ -94,6 +92,11 @@ const body = compileHtml<{
 
 export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
   const intOr0 = (v: string | undefined) => (v && /^\d{1,7}$/.test(v) ? Number(v) : 0);
+  const backOf = (b: { run?: string; runs_offset?: string; offset?: string }) => ({
+    run: b.run?.trim() || undefined,
+    runs_offset: intOr0(b.runs_offset),
+    offset: intOr0(b.offset),
+  });
   return consoleRoute(ctx, guards, {
     path: PATH,
     title: "Audit runs",
@@ -243,7 +246,7 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
         },
         summary: "Set the triage of an anomalous signature from the audit-runs page (audited, as PUT /admin/transparency/triage/{signature})",
         refusals: { 400: "a status, owner or ETA refused", 404: "no complete run flagged this signature" },
-        keep: (b) => ({ run: b.run?.trim() || undefined, runs_offset: intOr0(b.runs_offset), offset: intOr0(b.offset) }),
+        keep: backOf,
         run: async ({ operator, params, body: b }) => {
           if (!(TRIAGE_STATUSES as readonly string[]).includes(b.status))
             throw refusal(400, `Nothing was changed: status must be one of ${TRIAGE_STATUSES.join(", ")}.`);
@@ -251,11 +254,7 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
           if (owner === "") throw refusal(400, "Nothing was changed: say who owns it (owner).");
           const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? null : v.trim());
           await setTriage(ctx, operator, params.signature, { status: b.status as TriageStatus, owner, eta_utc: blank(b.eta_utc), note: blank(b.note) });
-          const back: Record<string, string> = {};
-          if (b.run?.trim()) back.run = b.run.trim();
-          if (intOr0(b.runs_offset)) back.runs_offset = String(intOr0(b.runs_offset));
-          if (intOr0(b.offset)) back.offset = String(intOr0(b.offset));
-          return { ...back, done: "triaged", ref: params.signature };
+          return { ...Object.fromEntries(present(backOf(b))), done: "triaged", ref: params.signature };
         },
       }),
       form({

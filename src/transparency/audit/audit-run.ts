@@ -37,7 +37,7 @@ import { currentThresholds, THRESHOLD_DEFAULTS, type Thresholds } from "../opera
 
 export const DEFAULT_PAGE = 5000;
 /** An incomplete run without an error younger than this is taken to be still running (another process). */
-const IN_PROGRESS_MINUTES = 10;
+export const IN_PROGRESS_MINUTES = 10;
 
 interface Finding {
   kind: "transaction" | "token_snapshot" | "mint_authority_snapshot" | "sync_run";
@@ -350,15 +350,8 @@ async function completeRun(ctx: AppContext, runId: number, agg: Aggregates, mark
   auditStateChanged(ctx);
 }
 
-export interface AuditRunResult {
-  run_id: number;
-  rows_total: number;
-  signatures_with_anomalies: number;
-  overall: "ok" | "warn" | "bad";
-}
-
 /** The audit-anomalies job's work. Throws (the job run fails) when TOKEN_MINT has no token snapshot yet. */
-export async function runAudit(ctx: AppContext, jobRunId: number | null, opts: { pageSize?: number } = {}): Promise<AuditRunResult> {
+export async function runAudit(ctx: AppContext, jobRunId: number | null, opts: { pageSize?: number } = {}) {
   const mint = ctx.config.chain.tokenMint!;
   const decimals = await latestDecimals(ctx.store, mint);
   if (decimals === null) throw new Error("no token snapshot of TOKEN_MINT yet (the audit needs its decimals): run token-snapshot first");

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t, type TSchema } from "elysia";
 import { MetaSchema, Envelope } from "../../http/envelope";
 import { named } from "../../http/openapi/names";
 import { LatestListAnswer, ListAnswer, OffsetListAnswer } from "../../http/pagination";
@@ -143,13 +143,14 @@ export const TriageRowSchema = named(
 );
 
 const Links = t.Record(t.String(), t.String());
+/** Every JSON answer but export.json: the envelope, generated_at_utc first. */
+const Answer = <P extends Record<string, TSchema>>(fields: P) => Envelope({ generated_at_utc: t.String(), ...fields });
 
 /** The 200 bodies of the JSON routes, keyed by their file name under /transparency/audit-anomalies/. */
 export const AuditResponses = {
   "summary.json": named(
     "AuditSummary",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       ...Selected,
       summary_available: t.Boolean(),
       include_top_anomalies: t.Boolean(),
@@ -161,8 +162,7 @@ export const AuditResponses = {
   ),
   "runs.json": named(
     "AuditRuns",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       ...Selected,
       total_runs: t.Integer(),
       ...ListAnswer("runs", t.Array(AuditRunSchema)),
@@ -170,8 +170,7 @@ export const AuditResponses = {
   ),
   "trend.json": named(
     "AuditTrend",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       ...Selected,
       selected_metric: lit(["rows", "sigs"]),
       limit: t.Integer(),
@@ -198,8 +197,7 @@ export const AuditResponses = {
   ),
   "alerts.json": named(
     "AuditAlerts",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       selector: t.String(),
       selected_run: N(t.Integer()),
       evaluated_at: N(t.String()),
@@ -219,8 +217,7 @@ export const AuditResponses = {
   ),
   "diff/compare.json": named(
     "AuditCompare",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       run_a: CompareSide,
       run_b: CompareSide,
       total_delta: t.Integer(),
@@ -232,8 +229,7 @@ export const AuditResponses = {
   ),
   "diff/export.json": named(
     "AuditDiffExport",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       selector: t.String(),
       run: CompareSide,
       baseline_run: CompareSide,
@@ -261,8 +257,7 @@ export const AuditResponses = {
   ),
   "schema-registry.json": named(
     "TransparencySchemaRegistry",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       registry_version: t.String({ description: "changes when a schema does" }),
       dialect: t.String({ description: "the JSON Schema dialect of every schema: draft 2020-12" }),
       count: t.Integer(),
@@ -280,8 +275,7 @@ export const AuditResponses = {
   ),
   "glossary.json": named(
     "AuditGlossary",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       count: t.Integer(),
       glossary: t.Array(
         t.Object({
@@ -302,8 +296,7 @@ export const AuditResponses = {
   ),
   "threshold-history.json": named(
     "AuditThresholdHistory",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       limit: t.Integer(),
       total: t.Integer(),
       ...LatestListAnswer(
@@ -318,8 +311,7 @@ export const AuditResponses = {
   ),
   "triage.json": named(
     "AuditTriageList",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       status: N(TriageStatusSchema),
       counts: Counts(TRIAGE_STATUSES),
       ...OffsetListAnswer("rows", t.Array(TriageRowSchema), {
@@ -330,8 +322,7 @@ export const AuditResponses = {
   ),
   "declared-movements.json": named(
     "DeclaredMovements",
-    Envelope({
-      generated_at_utc: t.String(),
+    Answer({
       count: t.Integer(),
       movements: t.Array(DeclarationSchema),
     }),

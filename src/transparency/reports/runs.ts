@@ -33,7 +33,6 @@ export function parseSelector(raw: string, field: string): Selector {
   throw badSelector(field, raw);
 }
 
-/** The run a selector names, or null when none does. */
 export async function runOf(ctx: AppContext, s: Selector): Promise<RunRow | null> {
   switch (s.kind) {
     case "id":

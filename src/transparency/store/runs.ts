@@ -159,20 +159,8 @@ export async function completeRun(t: Queryable, runId: number, c: Completion): P
     "INSERT INTO audit_examined (signature, run_id) SELECT signature, run_id FROM audit_rows WHERE run_id = ? AND kind = 'transaction' ON CONFLICT (signature) DO NOTHING",
     [runId],
   );
-  const params: Param[] = [
-    c.finishedAt,
-    c.rows,
-    c.sigs,
-    c.overall,
-    c.severityCounts,
-    c.typeCounts,
-    c.maxAbsDeltaRaw,
-    c.transactions,
-    c.marks.token,
-    c.marks.authority,
-    c.marks.sync,
-    runId,
-  ];
+  const marks = [c.marks.token, c.marks.authority, c.marks.sync];
+  const params: Param[] = [c.finishedAt, c.rows, c.sigs, c.overall, c.severityCounts, c.typeCounts, c.maxAbsDeltaRaw, c.transactions, ...marks, runId];
   const done = await t.run(
     `UPDATE audit_runs SET is_complete = 1, finished_at = ?, rows_total = ?, signatures_with_anomalies = ?, overall = ?, severity_counts = ?, type_counts = ?,
        max_abs_delta_raw = ?, transactions_examined = ?, last_token_snapshot_id = ?, last_authority_snapshot_id = ?, last_sync_run_id = ?
