@@ -134,11 +134,7 @@ const ExportAnswer = Envelope({
 
 /** `?partner=…&event_type=…` of a filter (empty parts left out), with `extra`. */
 function filterQueryOf(f: DeadLetterFilter, extra: Record<string, string> = {}): string {
-  const q = new URLSearchParams();
-  if (f.partner) q.set("partner", f.partner);
-  if (f.event_type) q.set("event_type", f.event_type);
-  for (const [k, v] of Object.entries(extra)) q.set(k, v);
-  const s = q.toString();
+  const s = new URLSearchParams(Object.entries({ partner: f.partner, event_type: f.event_type, ...extra }).filter(([, v]) => v)).toString();
   return s ? `?${s}` : "";
 }
 

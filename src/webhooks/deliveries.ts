@@ -220,10 +220,8 @@ export function deliverySloControls(ctx: Pick<Ctx, "config">) {
 }
 
 /**
- * Every partner's dead letters (live and sandbox), newest first, for the operator: the console's dead-letters
- * page, `limit` of them from `offset`. Optional filters: one partner, one event type. `total`: how many match the
- * filter in all; `rows`: the page's delivery rows as read (the exports' source). Read in the read worker (operatorDeadLettersTask): the count walks
- * every matching dead letter.
+ * Every partner's dead letters (live and sandbox), newest first, for the console's dead-letters page: `total` matching
+ * the filter, `rows` as read (the exports' source). Read in the read worker (operatorDeadLettersTask).
  */
 export async function deadLettersForOperator(ctx: Pick<Ctx, "store">, filter: OperatorFilter, limit: number, offset: number) {
   const { rows, total } = await ctx.store.apart(operatorDeadLettersTask, { filter, before: null, limit: limit + 1, offset });

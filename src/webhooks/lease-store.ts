@@ -228,7 +228,6 @@ export interface AttemptOutcome {
 const ATTEMPT_OUTCOME_SET = "started_at = ?, duration_ms = ?, status_code = ?, error = ?, reason_tag = ?, response_excerpt = ?";
 const attemptOutcomeParams = (o: AttemptOutcome): Param[] => [o.startedAtIso, o.durationMs, o.statusCode, o.error, o.reasonTag, o.excerpt];
 
-/** Fills in an attempt row's outcome. */
 export async function recordAttempt(q: Queryable, attemptId: number, o: AttemptOutcome): Promise<void> {
   await q.run(`UPDATE webhook_attempts SET ${ATTEMPT_OUTCOME_SET} WHERE id = ?`, [...attemptOutcomeParams(o), attemptId]);
 }

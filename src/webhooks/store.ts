@@ -40,15 +40,7 @@ export interface EventRow {
 
 const eventParams = (e: EventRow): Param[] => [e.publicId, e.owner.partner, e.owner.mode, e.eventType, e.data, e.nowIso];
 const fanOutParams = (eventId: number, e: EventRow): Param[] => [eventId, e.nowIso, e.nowIso, e.nowIso, e.owner.partner, e.owner.mode, e.eventType];
-const oneParams = (eventId: number, webhookId: number, e: EventRow): Param[] => [
-  eventId,
-  webhookId,
-  e.owner.partner,
-  e.owner.mode,
-  e.nowIso,
-  e.nowIso,
-  e.nowIso,
-];
+const oneParams = (eventId: number, webhookId: number, { owner, nowIso }: EventRow) => [eventId, webhookId, owner.partner, owner.mode, nowIso, nowIso, nowIso];
 const ids = (rows: Array<{ id: number }>) => rows.map((r) => r.id).sort((a, b) => a - b);
 
 /**
@@ -79,7 +71,6 @@ export async function insertEvent(q: Queryable, e: EventRow, onlyWebhookId: numb
 
 const OWNED = "partner = ? AND mode = ? AND deleted_at IS NULL";
 
-/** A webhook of this owner that is not deleted, or null. */
 export const webhookOf = (q: Queryable, owner: Owner, id: number) =>
   q.get<WebhookRow>(`SELECT * FROM webhooks WHERE id = ? AND ${OWNED}`, [id, owner.partner, owner.mode]);
 
