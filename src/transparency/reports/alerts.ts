@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { parseCounts, type RunRow } from "./runs";
+import { parseCounts, type RunRow, type Selected } from "./runs";
 import { completeRunBefore, countCompleteUpTo } from "../store/runs";
 import { currentThresholds, pctHundredths, storedThresholds, type Thresholds } from "../operator-inputs/thresholds";
 import type { AnomalyType } from "../audit/glossary";
@@ -89,7 +89,7 @@ function alertSide(run: RunRow, before: RunRow | null) {
   });
 }
 
-export async function alerts(ctx: AppContext, sel: { selector: string; run: RunRow | null }, overrides: ThresholdOverrides, includeRecommendations: boolean) {
+export async function alerts(ctx: AppContext, sel: Selected, overrides: ThresholdOverrides, includeRecommendations: boolean) {
   const run = sel.run && sel.run.is_complete === 1 ? sel.run : sel.run ? await completeRunBefore(ctx.store, sel.run.id) : null;
   const baseline = run ? await completeRunBefore(ctx.store, run.id) : null;
   // A run is judged under the thresholds it ran with (audit_runs.thresholds, as runs.json shows them), so a past

@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import { ANOMALY_TYPES, SEVERITIES } from "../audit/glossary";
-import { parseCounts, type RunRow } from "./runs";
+import { parseCounts, type RunRow, type Selected } from "./runs";
 import { dataTime } from "../state";
 import { completeRunBefore } from "../store/runs";
 
@@ -46,13 +46,7 @@ const side = (selector: string, run: RunRow | null) => ({
   is_complete: run ? run.is_complete === 1 : null,
 });
 
-export async function compare(
-  ctx: AppContext,
-  a: { selector: string; run: RunRow | null },
-  b: { selector: string; run: RunRow | null },
-  includeRows: boolean,
-  rowLimit: number,
-) {
+export async function compare(ctx: AppContext, a: Selected, b: Selected, includeRows: boolean, rowLimit: number) {
   const r = rowsOf(a.run, b.run, rowLimit, false);
   return {
     generated_at_utc: await dataTime(ctx),
@@ -66,7 +60,7 @@ export async function compare(
   };
 }
 
-export async function diffExport(ctx: AppContext, sel: { selector: string; run: RunRow | null }, includeRows: boolean, rowLimit: number) {
+export async function diffExport(ctx: AppContext, sel: Selected, includeRows: boolean, rowLimit: number) {
   const run = sel.run;
   const baseline = run ? await completeRunBefore(ctx.store, run.id) : null;
   const r = rowsOf(baseline, run, rowLimit, true);

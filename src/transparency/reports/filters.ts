@@ -1,8 +1,7 @@
 import { parseCalendarStrict } from "../../clock";
 import { commaList } from "../../config/parse";
 import { AppError } from "../../http/errors/errors";
-import { absKey } from "../audit/amounts";
-import { parseUnitsOrThrow } from "../audit/amounts";
+import { absKey, parseUnitsOrThrow } from "../audit/amounts";
 import { ANOMALY_TYPES, isAnomalyType, isSeverity, SEVERITIES, severityRank, type AnomalyType, type Severity } from "../audit/glossary";
 
 // Row filters shared by trend.json and the exports: severity and types (lists, repeated or comma-separated; any of), signature (exact),

@@ -4,7 +4,7 @@ import { formatUnits } from "../../chain/service";
 import { listAnswer, type PageRequest, pageOf } from "../../http/pagination";
 import { hasRowFilters, rowConditions, filtersEcho, type RowFilters } from "./filters";
 import { severityOfRank, type AnomalyType } from "../audit/glossary";
-import { runView, type RunRow } from "./runs";
+import { runView, type RunRow, type Selected } from "./runs";
 import type { TopAnomalySchema } from "./audit-model";
 import { dataTime } from "../state";
 import { countRows, topRows } from "../store/rows";
@@ -41,13 +41,13 @@ const links = (run: RunRow | null) => ({
 });
 
 /** The selector and the run it names, as summary.json, runs.json and trend.json echo them. */
-const selected = (sel: { selector: string; run: RunRow | null }) => ({
+const selected = (sel: Selected) => ({
   selector: sel.selector,
   selected_run: sel.run?.id ?? null,
   selected_label: sel.run?.label ?? null,
 });
 
-export async function summary(ctx: AppContext, sel: { selector: string; run: RunRow | null }, includeTop: boolean, topLimit: number) {
+export async function summary(ctx: AppContext, sel: Selected, includeTop: boolean, topLimit: number) {
   const run = sel.run;
   const available = run !== null && run.is_complete === 1;
   return {
@@ -62,7 +62,7 @@ export async function summary(ctx: AppContext, sel: { selector: string; run: Run
   };
 }
 
-export async function runsList(ctx: AppContext, sel: { selector: string; run: RunRow | null }, page: PageRequest) {
+export async function runsList(ctx: AppContext, sel: Selected, page: PageRequest) {
   const rows = await listRunsPage(ctx.store, page.limit + 1, page.offset, page.after);
   const p = pageOf(rows, page, (r) => r.id);
   return {
@@ -89,7 +89,7 @@ export interface TrendInput {
 const filteredValue = (ctx: AppContext, run: RunRow, metric: "rows" | "sigs", filters: RowFilters): Promise<number> =>
   countRows(ctx.store, run.id, metric === "sigs", rowConditions(filters, run.decimals));
 
-export async function trend(ctx: AppContext, sel: { selector: string; run: RunRow | null }, input: TrendInput) {
+export async function trend(ctx: AppContext, sel: Selected, input: TrendInput) {
   const end = sel.run;
   // One run more than asked for: the base of the first point's delta.
   const runs = end ? (await completeRunsUpTo(ctx.store, end.is_complete ? end.id : end.id - 1, input.limit + 1)).reverse() : [];

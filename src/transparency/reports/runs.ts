@@ -12,6 +12,8 @@ import { storedThresholds, thresholdsView } from "../operator-inputs/thresholds"
 // ../store/runs.ts.
 
 export type { RunRow };
+/** What a run parameter selected: the selector as given (or its fallback) and the run it names. */
+export type Selected = { selector: string; run: RunRow | null };
 
 export type Selector = { kind: "id"; id: number } | { kind: "latest" } | { kind: "previous" } | { kind: "date"; day: string };
 
@@ -52,12 +54,7 @@ export async function runOf(ctx: AppContext, s: Selector): Promise<RunRow | null
  * The run for a query parameter. Absent: the fallback selector, and null when it names nothing yet (a new
  * deployment). Given: the run it names, or 404 run_not_found.
  */
-export async function selectRun(
-  ctx: AppContext,
-  raw: string | undefined,
-  field: string,
-  fallback: "latest" | "previous" = "latest",
-): Promise<{ selector: string; run: RunRow | null }> {
+export async function selectRun(ctx: AppContext, raw: string | undefined, field: string, fallback: "latest" | "previous" = "latest"): Promise<Selected> {
   if (raw === undefined || raw === "") return { selector: fallback, run: await runOf(ctx, { kind: fallback }) };
   const run = await runOf(ctx, parseSelector(raw, field));
   if (!run)
