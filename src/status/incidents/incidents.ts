@@ -123,7 +123,6 @@ export async function openIncidents(ctx: AppContext): Promise<IncidentView[]> {
   return viewsOf(ctx.store, await openIncidentRows(ctx.store), ctx.clock.now());
 }
 
-/** One incident by id, or null. */
 export async function findIncident(q: Queryable, id: number, now: Date): Promise<IncidentView | null> {
   const row = await incidentById(q, id);
   return row ? (await viewsOf(q, [row], now))[0]! : null;

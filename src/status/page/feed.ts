@@ -1,6 +1,5 @@
 import type { AppContext } from "../../context";
-import { listIncidents } from "../incidents/incidents";
-import type { IncidentView } from "../incidents/incidents";
+import { type IncidentView, listIncidents } from "../incidents/incidents";
 import { rfc822, xmlText } from "../../http/formats/xml-escape";
 
 // The incident feeds: /status/feed.rss (RSS 2.0, what Statuspage and Upptime subscribers expect) and

@@ -1,7 +1,6 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import type { Queryable, Store } from "../../db/port";
+import { placeholders, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
-import { placeholders } from "../../db/port";
 import type { statusIncidentUpdates, statusIncidents } from "../tables";
 
 // status_incidents and status_incident_updates: incidents of both sources (automatic ones follow the snapshots,
