@@ -2,14 +2,14 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
 import { StoreUnavailable } from "../db/port";
 
 /**
- * A value read from the database at scrape time, or NaN while the database is unavailable: /metrics keeps answering
- * during an outage (herald_db_unavailable is what an operator wants to see then), the gauges it cannot read are NaN.
+ * A value read from the database at scrape time, or `unavailable` (NaN, no series) while the database is away:
+ * /metrics keeps answering during an outage (herald_db_unavailable is what an operator wants to see then).
  */
-async function orNaN(read: () => number | Promise<number>): Promise<number> {
+async function readAtScrape<T>(read: () => T | Promise<T>, unavailable: T): Promise<T> {
   try {
     return await read();
   } catch (err) {
-    if (err instanceof StoreUnavailable) return Number.NaN;
+    if (err instanceof StoreUnavailable) return unavailable;
     throw err;
   }
 }
@@ -118,7 +118,7 @@ export class Metrics {
       help,
       registers: [this.registry],
       async collect() {
-        this.set(await orNaN(read));
+        this.set(await readAtScrape(read, Number.NaN));
       },
     });
   }
@@ -141,15 +141,7 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        let series: Array<{ labels: Record<L, string>; value: number }>;
-        try {
-          series = await read();
-        } catch (err) {
-          // The database is away: no series this scrape (see orNaN).
-          if (err instanceof StoreUnavailable) return;
-          throw err;
-        }
-        for (const s of series) this.set(s.labels as Partial<Record<L, string>>, s.value);
+        for (const s of await readAtScrape(read, [])) this.set(s.labels as Partial<Record<L, string>>, s.value);
       },
     });
   }

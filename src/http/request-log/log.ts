@@ -31,7 +31,6 @@ export interface RequestLogEntry {
 /** SQL for a key id's request_log_keys.ref (one `?`); NULL, which matches no row, for a key never logged. */
 export const KEY_REF = "SELECT ref FROM request_log_keys WHERE key_id = ?";
 
-/** Rows past this are dropped (and counted) rather than letting a stuck disk grow memory without bound. */
 const MAX_BUFFERED = 50_000;
 const BATCH_WHEN = 1_000;
 /** Rows per INSERT: a batch is written as a few multi-row statements, each size prepared once (100 × 9 parameters). */
@@ -42,9 +41,8 @@ const INSERT_OF = new Map(INSERT_SIZES.map((n) => [n, `INSERT INTO request_log $
 const KEYS_PER_STATEMENT = 100;
 
 /**
- * The request log, written in batches (src/db/buffered-writer.ts), never an INSERT on the request's path: a request
- * pushes onto a buffer, and a timer writes it in one transaction with the rollups of the same rows. The buffer is lost
- * on a hard crash — acceptable for analytics — and flushed on graceful shutdown.
+ * The request log, written in batches (src/db/buffered-writer.ts: lost on a hard crash, acceptable for analytics),
+ * never an INSERT on the request's path; each batch in one transaction with the rollups of the same rows.
  */
 export class RequestLog {
   private readonly writer: BufferedWriter<RequestLogEntry>;
@@ -74,12 +72,10 @@ export class RequestLog {
     });
   }
 
-  /** Rows refused because the buffer was full. */
   get dropped(): number {
     return this.writer.dropped;
   }
 
-  /** Batches written. */
   get flushedBatches(): number {
     return this.writer.batches;
   }
@@ -142,7 +138,7 @@ export class RequestLog {
     later(0);
   }
 
-  /** Stops the timers and writes what is buffered (graceful shutdown: await it before closing the store). */
+  /** BufferedWriter.stop(), the rollup catch-up's step awaited before the last write. */
   async stop(): Promise<void> {
     this.writer.stopTimers();
     if (this.catchUpTimer) clearTimeout(this.catchUpTimer);
@@ -151,10 +147,7 @@ export class RequestLog {
     await this.writer.flush();
   }
 
-  /**
-   * Writes everything buffered after any write in progress; resolves with the rows stored (0 when it failed: they are
-   * back in the buffer). Readers of request_log await it first to include the latest requests.
-   */
+  /** Readers of request_log await it first to include the latest requests (BufferedWriter.flush). */
   flush(): Promise<number> {
     return this.writer.flush();
   }

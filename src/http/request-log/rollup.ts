@@ -4,7 +4,7 @@ import { compareText, hourOf, hourStartIso, nextHour } from "./hours";
 import { rebuildSummaryHour } from "./summary";
 
 /**
- * Hourly rollups of request_log (tables in src/ops/tables.ts): request_log_hourly (requests and 403s per UTC
+ * Hourly rollups of request_log (tables.ts): request_log_hourly (requests and 403s per UTC
  * hour) and request_log_403_hourly (the 403s per hour by route template, partner key id and client prefix).
  * The operators' digest reads these few rows per hour instead of scanning millions of request_log rows.
  *
@@ -14,8 +14,6 @@ import { rebuildSummaryHour } from "./summary";
  * counts fewer requests than request_log holds (a database upgraded from before the rollups, one moved by
  * herald migrate-to-postgres, or rows written by another tool).
  */
-
-export { hourOf, hourStartIso, nextHour };
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.\d{1,3}$/;
 
@@ -60,18 +58,12 @@ const UPSERT_403 =
 
 const INSERT_403 = "INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?)";
 
-/** A batch's rollup increments: requests and 403s per hour, and 403s per (hour, route, key, prefix). */
-export interface RollupDelta {
-  hourly: Array<[hour: string, requests: number, forbidden: number]>;
-  forbidden: Array<[hour: string, route: string, key: string, prefix: string, count: number]>;
-}
-
 /**
- * Aggregates a batch in memory, so a batch of 1,000 rows in one hour costs one upsert plus one per distinct 403
- * key — not one per row. Sorted, so that two instances flushing at once on PostgreSQL lock rollup rows in the same
- * order (no deadlock).
+ * A batch's rollup increments, `[hour, requests, forbidden]` and `[hour, route, key, prefix, count]`, aggregated in
+ * memory, so a batch of 1,000 rows in one hour costs one upsert plus one per distinct 403 key — not one per row.
+ * Sorted, so that two instances flushing at once on PostgreSQL lock rollup rows in the same order (no deadlock).
  */
-export function rollupDelta(rows: readonly RollupRow[]): RollupDelta {
+function rollupDelta(rows: readonly RollupRow[]) {
   // Almost every batch falls in one hour: count it in locals, and use the map only when the hour changes.
   let hour = "";
   let requests = 0;
@@ -112,7 +104,7 @@ export function rollupDelta(rows: readonly RollupRow[]): RollupDelta {
   };
 }
 
-/** Adds a batch to the rollups; call inside the flush's transaction (the rollups commit with the rows they count). */
+/** Adds a batch to the rollups, inside the flush's transaction (see the file's head). */
 export async function applyRollups(t: Queryable, rows: readonly RollupRow[]): Promise<void> {
   const d = rollupDelta(rows);
   // Sent together, in this order (one round trip on PostgreSQL; the locks are still taken in it).
