@@ -3,7 +3,7 @@
 // AppContext. Nothing else in src/ reads the environment.
 import { parseOne } from "./parse";
 import type { Config, ConfigRow } from "./types";
-import { mapTree, type VarSpec } from "./var-spec";
+import { mapTree, type Var } from "./var-spec";
 import { CONFIG_SCHEMA, CONFIG_VARS } from "./vars";
 import { BASE58_ADDRESS } from "./vars-chain";
 import { RETIRED_VARS } from "./vars-instances";
@@ -54,7 +54,7 @@ function chainProblems(values: Record<string, unknown>): string[] {
  * because one of those was refused already: that refusal says it, and a second line about the same bad value
  * (PORT=abc) would read as two problems. The default is tried again without the refused variables to tell.
  */
-function followsFromRefused(name: string, spec: VarSpec, env: Env, refused: ReadonlySet<string>): boolean {
+function followsFromRefused(name: string, spec: Var, env: Env, refused: ReadonlySet<string>): boolean {
   if (env[name] !== undefined || typeof spec.fallback !== "function" || refused.size === 0) return false;
   const without = Object.fromEntries(Object.entries(env).filter(([k]) => !refused.has(k)));
   return parseOne(name, spec, without).problem === undefined;

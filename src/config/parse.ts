@@ -1,6 +1,6 @@
 // One configuration variable's value from an environment, checked against its kind (src/config/var-spec.ts): the
 // parsing half of src/config/index.ts, which alone passes it the process environment.
-import type { Kind, VarSpec } from "./var-spec";
+import type { Kind, Var } from "./var-spec";
 
 type Env = Record<string, string | undefined>;
 
@@ -29,7 +29,7 @@ export const commaList = (list: string): string[] =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-export function parseOne(name: string, spec: VarSpec, env: Env): { value?: unknown; problem?: string } {
+export function parseOne(name: string, spec: Var, env: Env): { value?: unknown; problem?: string } {
   // An empty value means "unset" for optional variables (ADMIN_TOKEN= in an env file), not an invalid value.
   const given = env[name] === "" && spec.fallback === undefined ? undefined : env[name];
   const raw = given ?? (typeof spec.fallback === "function" ? spec.fallback(env) : spec.fallback);

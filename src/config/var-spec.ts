@@ -16,16 +16,6 @@ export type Kind =
 /** The default as the string a user would write, or worked out from other variables (PUBLIC_BASE_URL from PORT). */
 type Fallback = string | ((env: Env) => string);
 
-export interface VarSpec {
-  kind: Kind;
-  /** The default as the string a user would write; undefined = unset. */
-  fallback?: Fallback;
-  /** A default worked out from other variables, as the README states it. */
-  fallbackDoc?: string;
-  secret?: boolean;
-  doc: string;
-}
-
 export const int = (min: number, max: number): { type: "int"; min: number; max: number } => ({ type: "int", min, max });
 export const bool: { type: "bool" } = { type: "bool" };
 /** An absolute http(s) URL, its trailing slashes dropped. */
@@ -51,12 +41,14 @@ type Parsed<K extends Kind> = K extends { type: "int" }
         : string;
 
 /** One variable: a leaf of the tree in src/config/vars.ts, its value of type T at that place in Config. */
-export class Var<N extends string = string, T = unknown> implements VarSpec {
+export class Var<N extends string = string, T = unknown> {
   constructor(
     readonly name: N,
     readonly kind: Kind,
     readonly doc: string,
+    /** undefined = unset. */
     readonly fallback: Fallback | undefined,
+    /** A default worked out from other variables, as the README states it. */
     readonly fallbackDoc: string | undefined,
     readonly secret: boolean | undefined,
     /** From the parsed value to what Config holds: the value itself unless the declaration gives a map. */
