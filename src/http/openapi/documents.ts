@@ -26,33 +26,27 @@ const DOCUMENT_CACHE = "public, no-cache";
 export const jsonDocument = (doc: OpenApiDocument): Representation => representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE);
 
 /**
- * A YAML document, by Bun's own YAML writer: ~80 ms over the whole document where the `yaml` package took 580 ms (and
+ * /api/openapi.yaml, by Bun's own YAML writer: ~80 ms over the whole document where the `yaml` package took 580 ms (and
  * the binary's first /api/openapi.yaml 1.6 s under the CI fuzz, past its 1 s bound); the text parses back to the same
  * document. It writes an object met twice as an anchor and aliases, which many YAML readers refuse past a count: so
  * it gets a copy without shared objects (parsed back from JSON, ~10 ms).
  */
-const yamlOf = (doc: unknown): Representation =>
+export const yamlDocument = (doc: OpenApiDocument): Representation =>
   representation(Bun.YAML.stringify(JSON.parse(JSON.stringify(doc)), null, 2), "application/yaml; charset=utf-8", DOCUMENT_CACHE);
 
-/** /api/openapi.yaml. */
-export const yamlDocument: (doc: OpenApiDocument) => Representation = yamlOf;
-
 /** /api/openapi-transparency.yaml: the public and transparency operations (src/http/openapi/subset.ts). */
-export const transparencyYamlDocument = (doc: OpenApiDocument): Representation => yamlOf(transparencySubset(doc));
+export const transparencyYamlDocument = (doc: OpenApiDocument): Representation => yamlDocument(transparencySubset(doc));
 
 /**
  * What the reference at /api/docs serves: its page, with every operation listed in it (src/http/openapi/reference-index.ts),
  * and /api/openapi/<audience>.json, each audience's document (src/http/openapi/audiences.ts).
  */
-export interface AudienceDocuments {
-  page: Representation;
-  audiences: Record<AudienceSlug, Representation>;
-}
-
-export const audienceDocuments = (doc: OpenApiDocument): AudienceDocuments => ({
+export const audienceDocuments = (doc: OpenApiDocument) => ({
   page: referencePage(referenceIndex(doc)),
-  audiences: Object.fromEntries(AUDIENCES.map((a) => [a.slug, jsonDocument(audienceSubset(doc, a.slug))])) as AudienceDocuments["audiences"],
+  audiences: Object.fromEntries(AUDIENCES.map((a) => [a.slug, jsonDocument(audienceSubset(doc, a.slug))])) as Record<AudienceSlug, Representation>,
 });
+
+type AudienceDocuments = ReturnType<typeof audienceDocuments>;
 
 /**
  * What the build worker posts: the JSON as soon as it is built, then the audiences' documents (the reference's), then
@@ -92,23 +86,19 @@ export class OpenApiDocuments {
     private readonly ctx: Pick<AppContext, "config" | "log">,
   ) {}
 
-  /** The document named: awaits the worker's build when one runs (the loop stays free meanwhile). */
-  document(name: DocumentName): Promise<Representation> {
-    return this.part(name);
+  /** The part named: awaits the worker's build when one runs (the loop stays free meanwhile). */
+  async document<K extends keyof Parts>(name: K): Promise<Parts[K]> {
+    return (await this.fromWorker?.[name].promise) ?? this.inThread(name);
   }
 
   /** One audience's document (/api/openapi/<slug>.json), from the worker's build when one runs. */
   async audience(slug: AudienceSlug): Promise<Representation> {
-    return (await this.part("audiences")).audiences[slug];
+    return (await this.document("audiences")).audiences[slug];
   }
 
   /** The reference's page, /api/docs (it lists every operation), from the worker's build when one runs. */
   async referencePage(): Promise<Representation> {
-    return (await this.part("audiences")).page;
-  }
-
-  private async part<K extends keyof Parts>(name: K): Promise<Parts[K]> {
-    return (await this.fromWorker?.[name].promise) ?? this.inThread(name);
+    return (await this.document("audiences")).page;
   }
 
   /**
