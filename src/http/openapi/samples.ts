@@ -9,19 +9,14 @@ import { EXAMPLE_BODIES, EXAMPLE_PARAMS, exampleKey, sampleBody } from "./exampl
 // test/http/openapi-samples.test.ts runs it against the docs/design.md §3 test vectors.
 
 type Json = Record<string, any>;
-export interface CodeSample {
-  lang: string;
-  label: string;
-  source: string;
-}
 
 // Fixed illustration values (docs/design.md §3's test vector) so the document is the same bytes on every build.
 const ILLUSTRATION = {
   keyId: "hk_live_KEY_ID",
   secret: "hsk_test_secret_0123456789abcdef",
   timestamp: 1767225600,
-  nonce: "9f86d081884c7d659a2feaa0c55ad015",
-  idempotencyKey: "3f1c2b9e-8a4d-4f6b-9c1e-2d3a4b5c6d7e",
+  nonce: () => "9f86d081884c7d659a2feaa0c55ad015",
+  idempotencyKey: () => "3f1c2b9e-8a4d-4f6b-9c1e-2d3a4b5c6d7e",
 };
 
 type Access = "partner" | "admin" | "public";
@@ -33,12 +28,7 @@ const accessOf = (op: Json): Access => {
 };
 
 /** The example request of an operation: URL (path parameters and required query filled in) and body. */
-function exampleRequest(
-  baseUrl: string,
-  path: string,
-  method: string,
-  op: Json,
-): { url: string; target: string; query: Record<string, string>; body: unknown } {
+function exampleRequest(baseUrl: string, path: string, method: string, op: Json) {
   const params: Json[] = op.parameters ?? [];
   const value = (name: string) => EXAMPLE_PARAMS[name] ?? name.toUpperCase();
   const filled = path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(value(name)));
@@ -55,17 +45,7 @@ function exampleRequest(
 function curlSample(access: Access, method: string, url: string, target: string, body: string | null): string {
   if (access === "partner") {
     // What `herald sign` prints for this request (one line), signed with the illustration values.
-    const [first, ...rest] = signedCurl({
-      keyId: ILLUSTRATION.keyId,
-      secret: ILLUSTRATION.secret,
-      method,
-      url,
-      target,
-      body,
-      timestamp: ILLUSTRATION.timestamp,
-      nonce: () => ILLUSTRATION.nonce,
-      idempotencyKey: () => ILLUSTRATION.idempotencyKey,
-    }).words;
+    const [first, ...rest] = signedCurl({ ...ILLUSTRATION, method, url, target, body }).words;
     return [
       "# `herald sign` prints a ready curl command, signed now (valid ±300 s); sh runs it.",
       `herald sign --key "$HERALD_KEY_ID" --secret "$HERALD_SECRET" \\`,
@@ -92,17 +72,9 @@ export function tsValue(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-function typescriptSample(
-  access: Access,
-  method: string,
-  _path: string,
-  baseUrl: string,
-  url: string,
-  req: ReturnType<typeof exampleRequest>,
-  jsonResponse: boolean,
-): string {
+function typescriptSample(access: Access, method: string, baseUrl: string, req: ReturnType<typeof exampleRequest>, jsonResponse: boolean): string {
   if (access === "partner") {
-    const route = url.slice(baseUrl.replace(/\/$/, "").length).split("?")[0]!;
+    const route = req.target.split("?")[0]!;
     const call =
       method === "GET"
         ? `herald.get(${JSON.stringify(route)}${Object.keys(req.query).length ? `, ${tsValue(req.query)}` : ""})`
@@ -137,7 +109,7 @@ function typescriptSample(
   if (headers.length) init.push(`headers: { ${headers.join(", ")} }`);
   if (req.body !== undefined) init.push(`body: JSON.stringify(${tsValue(req.body)})`);
   return [
-    `const res = await fetch(${JSON.stringify(url)}${init.length ? `, {\n  ${init.join(",\n  ")},\n}` : ""});`,
+    `const res = await fetch(${JSON.stringify(req.url)}${init.length ? `, {\n  ${init.join(",\n  ")},\n}` : ""});`,
     jsonResponse ? "console.log(res.status, await res.json());" : "console.log(res.status, await res.text());",
   ].join("\n");
 }
@@ -192,7 +164,7 @@ function pythonSample(access: Access, method: string, url: string, body: unknown
 export const PYTHON_SIGNER_MARKDOWN = `Python samples of signed routes import this signer (\`herald_sign.py\`, standard library only; it raises \`HeraldError\` with Herald's error code, message and request id when Herald refuses):\n\n\`\`\`python\n${pythonSigner.trimEnd()}\n\`\`\``;
 
 /** The code samples of one operation. */
-export function codeSamplesOf(baseUrl: string, path: string, method: string, op: Json): CodeSample[] {
+export function codeSamplesOf(baseUrl: string, path: string, method: string, op: Json) {
   const m = method.toUpperCase();
   const access = accessOf(op);
   const req = exampleRequest(baseUrl, path, m, op);
@@ -204,7 +176,7 @@ export function codeSamplesOf(baseUrl: string, path: string, method: string, op:
     {
       lang: "typescript",
       label: access === "partner" ? "TypeScript (HeraldClient)" : "TypeScript",
-      source: typescriptSample(access, m, path, baseUrl, req.url, req, jsonResponse),
+      source: typescriptSample(access, m, baseUrl, req, jsonResponse),
     },
     { lang: "python", label: "Python", source: pythonSample(access, m, req.url, req.body, jsonResponse) },
   ];
