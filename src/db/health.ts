@@ -3,11 +3,7 @@
 // publishes (deadlines hit, transactions retried, connections discarded). The engines report into it; the HTTP
 // core counts its 503s; jobs ask it whether to skip a tick. Nothing here touches the database itself.
 
-/** The few log calls this needs (src/log.ts's Logger has them); set once the context's logger exists. */
-export interface HealthLog {
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-}
+import type { Logger } from "../log";
 
 /** While the database is unavailable, a job tick is tried again after this long at first, doubling up to the cap. */
 const JOB_PROBE_FIRST_MS = 1_000;
@@ -24,7 +20,8 @@ const SKIP_LOG_EVERY_MS = 60_000;
 const RECOVERY_CHECK_MS = 500;
 
 export class StoreHealth {
-  log: HealthLog | null = null;
+  /** Set once the context's logger exists. */
+  log: Pick<Logger, "warn" | "info"> | null = null;
   /** Date.now() when the current outage began; null while the database answers. */
   private downSince: number | null = null;
   private lastFailure = 0;

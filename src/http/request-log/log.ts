@@ -2,8 +2,7 @@ import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../.
 import { BufferedWriter } from "../../db/buffered-writer";
 import { type Param, type Queryable, type Store, StoreUnavailable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
-import type { Logger } from "../../log";
-import { errorFields } from "../../log";
+import { errorFields, isoTimes, type Logger } from "../../log";
 import { RollupCatchUp } from "./catchup";
 import { applyRollups } from "./rollup";
 import { applySummaries } from "./summary";
@@ -203,16 +202,8 @@ type TimedEntry = RequestLogEntry & { at: string };
  * each, timed alone).
  */
 function withIsoTimes(rows: RequestLogEntry[]): TimedEntry[] {
-  let lastMs = Number.NaN;
-  let lastIso = "";
-  for (const r of rows) {
-    if (typeof r.at !== "number") continue;
-    if (r.at !== lastMs) {
-      lastMs = r.at;
-      lastIso = new Date(lastMs).toISOString();
-    }
-    r.at = lastIso;
-  }
+  const isoOf = isoTimes();
+  for (const r of rows) if (typeof r.at === "number") r.at = isoOf(r.at);
   return rows as TimedEntry[];
 }
 
