@@ -1,7 +1,6 @@
 import { Cron } from "croner";
 import type { Clock } from "../clock";
 import type { StoreHealth } from "../db/health";
-import type { BatchBound, BatchedDeleteResult } from "../db/batched-delete";
 import { type Store, StoreUnavailable } from "../db/port";
 import { errorFields, type Logger } from "../log";
 import { JobLeases } from "./leases";
@@ -133,11 +132,6 @@ export class JobRegistry {
 
   constructor(private readonly deps: Deps) {
     this.leases = new JobLeases(deps.store);
-  }
-
-  /** Retention: deletes the runs started before `before` (ISO time), in bounded batches (runs.pruneRuns). */
-  pruneRuns(before: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
-    return runs.pruneRuns(this.deps.store, before, bound);
   }
 
   register(given: JobDefinition): void {
@@ -338,7 +332,6 @@ export class JobRegistry {
     const run = startRun(this.deps.clock);
     const start: runs.RunStart = { name: def.name, startedAt: run.startedAt, trigger, instanceId: this.deps.instanceId };
     const deferInsert = def.quietWhenIdle === true && trigger === "schedule";
-    // INSERT … RETURNING runs in a transaction: outside one, the port sends a `get` to SQLite's read-only connection.
     const store = this.deps.store;
     let id = deferInsert ? 0 : await store.tx((t) => runs.insertRun(t, start));
     let error: string | null = null;

@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
 import { DAILY_PRUNE_MAX_MS } from "../db/batched-delete";
+import { pruneRuns } from "../jobs/store";
 
 const DAY_MS = 86_400_000;
 /** job_runs are kept longer than the request log: the reliability check reads up to 90 days of them. */
@@ -34,7 +35,7 @@ export function registerSystemJobs(ctx: AppContext): void {
     description: `Deletes job_runs older than ${JOB_RUNS_RETENTION_DAYS} days`,
     run: async () => {
       const cutoff = new Date(ctx.clock.now().getTime() - JOB_RUNS_RETENTION_DAYS * DAY_MS).toISOString();
-      const { deleted, done } = await ctx.jobs.pruneRuns(cutoff, { maxMs: DAILY_PRUNE_MAX_MS });
+      const { deleted, done } = await pruneRuns(ctx.store, cutoff, { maxMs: DAILY_PRUNE_MAX_MS });
       ctx.log.info("job runs pruned", { deleted, done, cutoff });
     },
   });
