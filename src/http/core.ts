@@ -146,7 +146,10 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     );
   };
 
-  /** A probe's answer in the metrics (probes write no request-log row: the answered hook is not on their routes). */
+  /**
+   * A probe's answer in the metrics, when it is made as every request's is (`answered`); probes write no request-log
+   * row (the answered hook is not on their routes). A refused probe is counted by the error hook.
+   */
   const probeObserved = (request: Request, route: string, status: number) => {
     const state = states.get(request);
     ctx.metrics.observeRequest(request.method, route, status, state ? (Bun.nanoseconds() - state.startedNs) / 1e9 : 0);
@@ -213,7 +216,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
   };
 
   // Every answer a route makes passes the mapResponse hooks: a handler's, an early one from beforeHandle, and the
-  // error hook's (which has logged it already). Returns nothing, so Elysia goes on to the next mapResponse hook.
+  // error hook's (which has logged it already). Registered first and returns nothing, so the compression hook still runs.
   const answeredHook = scopedHook(
     synchronousHook(function requestAnswered({ request, route, response, set }: AnswerContext) {
       answered(request, route, statusOf(response, set));
@@ -301,13 +304,10 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
         return { ...(response as Record<string, unknown>), meta: { request_id: state?.id ?? "unknown", generated_at_utc: ctx.clock.now().toISOString() } };
       }, "include_meta=1 works on every route (docs/design.md §2)"),
     )
-    // First of the mapResponse hooks, and it returns nothing, so the compression hook after it still runs.
     .mapResponse({ as: "global" }, answeredHook)
     .mapResponse({ as: "global" }, compressionHook)
     .onAfterHandle(
       { as: "global" },
-      // A probe is counted in the metrics when its answer is made, as every request is (`answered`), and writes no
-      // request-log row. A refused probe is counted by the error hook.
       scopedHook(function probeCounted({ request, route, response, set }) {
         probeObserved(request, route, statusOf(response, set));
       }, isProbe),
