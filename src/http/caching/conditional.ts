@@ -81,20 +81,14 @@ export function notModifiedSince(request: Request, etag: string | null, lastModi
  * Last-Modified = the data time, Cache-Control, and 304 when the client's copy is current. `headers` are the
  * ones the core already set for this request (X-Request-ID, rate limits), carried onto the Response.
  */
-export function conditionalJson(
-  request: Request,
-  body: object,
-  opts: { lastModified: string; cacheControl: string; headers?: Record<string, unknown> },
-): Response {
+export function conditionalJson(request: Request, body: object, opts: Omit<BytesOptions, "contentType" | "extra">): Response {
   return conditionalBytes(request, JSON.stringify(body), { ...opts, contentType: "application/json;charset=utf-8" });
 }
 
+type BytesOptions = { lastModified: string; cacheControl: string; contentType: string; headers?: Record<string, unknown>; extra?: Record<string, string> };
+
 /** conditionalJson for any body already written (a CSV twin): its content type and any extra headers (a filename). */
-export function conditionalBytes(
-  request: Request,
-  body: string | Uint8Array,
-  opts: { lastModified: string; cacheControl: string; contentType: string; headers?: Record<string, unknown>; extra?: Record<string, string> },
-): Response {
+export function conditionalBytes(request: Request, body: string | Uint8Array, opts: BytesOptions): Response {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   const etag = strongEtag(bytes);
   const headers: Record<string, string> = {};
