@@ -77,16 +77,10 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
   if (config.database.engine === "sqlite") return openContext(config, opts);
   const d = config.database;
   const instanceId = instanceIdOf(config);
+  // DATABASE_*'s fields are named as PostgresOptions names them.
   const store = new PostgresStore({
+    ...d,
     url: d.url!,
-    poolMax: d.poolMax,
-    batchSlots: d.batchSlots,
-    statementTimeoutMs: d.statementTimeoutMs,
-    idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
-    connectTimeoutMs: d.connectTimeoutMs,
-    acquireTimeoutMs: d.acquireTimeoutMs,
-    queryTimeoutMs: d.queryTimeoutMs,
-    transactionTimeoutMs: d.transactionTimeoutMs,
     // Which instance a session belongs to, in pg_stat_activity (an operator ending one instance's sessions, the proof test).
     applicationName: `herald ${instanceId}`,
   });
@@ -98,11 +92,7 @@ export async function openContextAsync(config: Config, opts: ContextOptions = {}
     else await store.ping();
     await migratePostgres(store, (opts.clock ?? systemClock).now().toISOString());
     const ctx = wire(config, opts, store, null, instanceId);
-    if (opts.waitForWritable)
-      await warnIfSessionSettingsIgnored(store, ctx.log, {
-        statementTimeoutMs: d.statementTimeoutMs,
-        idleInTransactionTimeoutMs: d.idleInTransactionTimeoutMs,
-      });
+    if (opts.waitForWritable) await warnIfSessionSettingsIgnored(store, ctx.log, d);
     if (!ctx.secrets.mismatch) await verifyMasterKeyOnStore(store, ctx.secrets, ctx.clock.now().toISOString(), ctx.log);
     await checkSalutesDecimals(store, config.salutes.decimals, ctx.clock.now().toISOString());
     return ctx;
