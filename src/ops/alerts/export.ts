@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { strToU8, zipSync } from "fflate";
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/formats/csv";
+import { columnsOf } from "../csv-columns";
+import { AlertRow, OpsAlertRunSummary } from "./model";
 import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, runsOfPage, summarizeRuns } from "./service";
 
 // The alerts-monitor exports: export.json (paged rows), runs/export (one CSV line per run) and export.zip (the whole
@@ -10,17 +12,14 @@ import { type AlertRunFilter, type AlertRunRow, listAlertRuns, type RunSummary, 
 /** The most alert rows runs/export and export.zip carry: about a year of 15-minute runs of ~20 alerts is more. */
 export const EXPORT_MAX_ROWS = 50_000;
 
-export const ALERTS_CSV_COLUMNS = ["id", "run_id", "at", "source", "name", "status", "value", "details"] as const;
-export const RUNS_CSV_COLUMNS = ["run_id", "at", "source", "alerts", "ok", "warn", "fail", "status"] as const;
-
 /** alerts.csv: one record per alert row; details as its JSON text, null as an empty cell. */
 export const alertsCsv = (rows: AlertRunRow[]) =>
   csvTable(
     rows.map((r) => ({ ...r, details: r.details === null ? null : JSON.stringify(r.details) })),
-    ALERTS_CSV_COLUMNS,
+    columnsOf(AlertRow),
   );
 
-export const runsCsv = (runs: RunSummary[]) => csvTable(runs, RUNS_CSV_COLUMNS);
+export const runsCsv = (runs: RunSummary[]) => csvTable(runs, columnsOf(OpsAlertRunSummary));
 
 /** export.json: one page of alert rows and the runs they belong to. */
 export async function alertsExport(ctx: AppContext, f: AlertRunFilter) {

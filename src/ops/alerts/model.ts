@@ -34,7 +34,7 @@ const usageFilters = {
 };
 const B = USAGE_CHART_BOUNDS;
 
-const AlertRow = named(
+export const AlertRow = named(
   "OpsAlertRow",
   t.Object({
     id: t.Integer(),
