@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, type Cell, cells, code, dataTable, exportList, link, muted, when } from "../../console/frame";
+import { badge, type Cell, cells, choice, code, dataTable, exportList, link, muted, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intPath, intQuery } from "../../http/params";
@@ -47,8 +47,7 @@ const endForm = compileHtml<{ id: number; csrf: SafeHtml }>(
 const body = compileHtml<{
   d: Digest;
   hours: number;
-  mode: string;
-  modes: readonly string[];
+  baseline: SafeHtml;
   q: string;
   coverage: string | null;
   findings: SafeHtml;
@@ -60,7 +59,7 @@ const body = compileHtml<{
 }>(
   "console-digest",
   `<form method="get" action="${PATH}" id="window" class="filters"><label>Hours (1–168) <input type="number" name="hours" min="1" max="168" step="1" value="<%= it.hours %>" required></label>
-<label>Baseline <select name="baseline_mode"><% for (const m of it.modes) { %><option<%= m === it.mode ? " selected" : "" %>><%= m %></option><% } %></select></label> <button type="submit" id="apply">Show</button></form>
+<%= it.baseline %> <button type="submit" id="apply">Show</button></form>
 <section id="overview" class="summary <%= it.d.findings_total ? "attention" : "ready" %>"><p><strong id="findings-total"><%= it.d.findings_total %></strong> <%= it.d.findings_total === 1 ? "finding" : "findings" %> · <span id="totals"><%= it.d.totals.forbidden %> 403s of <%= it.d.totals.requests %> requests, <%= it.d.totals.suppressed %> suppressed by rules</span></p>
 <% if (it.coverage) { %><p class="muted" id="coverage"><%= it.coverage %></p><% } %></section>
 <section id="trend"><h2>Trend</h2><p><picture><source media="(max-width: 600px)" srcset="${BASE}/probe-trend.png?<%= it.q %>&w=360&h=320" width="360" height="320"><img id="trend-chart" src="${BASE}/probe-trend.png?<%= it.q %>" alt="403s per hour against the baseline over the last <%= it.hours %> hours" style="max-width:100%;height:auto" width="960" height="420"></picture></p></section>
@@ -115,8 +114,7 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
       return body({
         d,
         hours,
-        mode,
-        modes: BASELINE_MODES,
+        baseline: choice({ label: "Baseline", name: "baseline_mode", options: BASELINE_MODES, value: mode }),
         q,
         coverage: d.coverage.lookback_complete
           ? null
