@@ -20,14 +20,12 @@ export async function lastSuccessAt(q: Queryable, target: string): Promise<strin
   );
 }
 
-/** Attempts of a target that failed after `after` (every failure when `after` is ""). */
-export async function failuresAfter(q: Queryable, target: string, after: string): Promise<number> {
-  const r = await q.get<{ n: number }>(
-    "SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND status_code_family IS NOT NULL AND status_code_family <> '2xx' AND at > ?",
-    [target, after],
-  );
-  return r?.n ?? 0;
-}
+/** A target's attempts after `after` ("" for all) that `failed` (an SQL predicate, one of the two below) holds for. */
+const failuresAfterOf = (failed: string) => async (q: Queryable, target: string, after: string) =>
+  (await q.get<{ n: number }>(`SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND ${failed} AND at > ?`, [target, after]))?.n ?? 0;
+
+/** Failed attempts by latestAttempt's meaning (any outcome family, send-time refusals included): the target's health. */
+export const failuresAfter = failuresAfterOf("status_code_family IS NOT NULL AND status_code_family <> '2xx'");
 
 export const newestMessage = (q: Queryable, target: string) =>
   q.get<Pick<OutboxRow, "status" | "last_error">>("SELECT status, last_error FROM ops_link_outbox WHERE target = ? ORDER BY id DESC LIMIT 1", [target]);
@@ -135,11 +133,5 @@ export const targetTallies = (q: Queryable) =>
      FROM ops_link_events GROUP BY target ORDER BY target LIMIT 100`,
   );
 
-/** A target's failed attempts after `after` ("" for all): its current failing streak. */
-export async function attemptFailuresAfter(q: Queryable, target: string, after: string): Promise<number> {
-  const r = await q.get<{ n: number }>(
-    "SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx' AND at > ?",
-    [target, after],
-  );
-  return r?.n ?? 0;
-}
+/** Failed attempts by targetTallies' meaning (rows without skip_reason): the failing streak of a target's tallies. */
+export const attemptFailuresAfter = failuresAfterOf("skip_reason IS NULL AND COALESCE(status_code_family, '') <> '2xx'");
