@@ -18,10 +18,7 @@ import { incidentsPageRoutes } from "./incidents/incidents-page";
 import { preflightPageRoutes } from "./preflight/preflight-page";
 import { readinessPageRoutes } from "./readiness/readiness-page";
 
-/**
- * Every operator route, one plugin per area (the sub-rooms of src/ops/: alerts, backups, digest, incidents,
- * link-inbox, preflight, readiness), then the areas' console pages, mounted by app.ts as one.
- */
+/** Every operator route, one plugin per area of src/ops/, then the areas' console pages, mounted by app.ts as one. */
 export function opsRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops" })
     .use(backupsRoutes(ctx, guards))

@@ -188,7 +188,6 @@ function incidentPageBody(i: IncidentDetail, noticeRows: AlertNoticeRow[]): Safe
 
 const back = compileHtml<{ href: string; text: string }>("ops-back", `<p class="muted"><a id="back" href="<%= it.href %>"><%= it.text %></a></p>`);
 
-/** The alert and incident pages. */
 export function alertPagesRoutes(ctx: AppContext, guards: Guards) {
   // An id that is not a number, or names nothing: for a browser, the page with the message and the way back.
   return new Elysia({ name: "herald:ops-alert-pages" })

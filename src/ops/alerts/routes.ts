@@ -29,10 +29,7 @@ const usageOf = (ctx: AppContext, q: { days?: number; source?: "all" | "export" 
 type Usage = Awaited<ReturnType<typeof exportUsage>>;
 const attachment = (name: string) => `attachment; filename="${name}"`;
 
-/**
- * The alerts monitor's exports and the export-usage read-models (docs/ops-alerts.md). Bearer token or the
- * operator session (GET only), as the readiness exports.
- */
+/** The alerts monitor's exports and the export-usage read-models (docs/ops-alerts.md): bearer token or operator session. */
 export function alertsMonitorRoutes(ctx: AppContext, guards: Guards) {
   /** The usage chart of the query's window, drawn w×h by `render`, with its legend in a header. */
   const chart =

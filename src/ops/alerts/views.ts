@@ -42,7 +42,6 @@ export interface FiringFilter {
   level?: "warn" | "fail";
 }
 
-/** Every alert firing now (warn or fail), fail first, then the longest firing first. */
 export async function firingAlerts(ctx: AppContext, f: FiringFilter = {}): Promise<AlertView[]> {
   const rows = (await firingStates(ctx.store, f.source ?? null, f.level ?? null)) as Joined[];
   const silences = await activeSilences(ctx, ctx.clock.now().toISOString());

@@ -25,7 +25,6 @@ function downloadHeaders(b: BackupEntry): Record<string, string> {
   };
 }
 
-/** Operator operations: on-demand backups — take one, list them, download one. */
 export function backupsRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:ops-backups" })
     .use(guards.admin.plugin)

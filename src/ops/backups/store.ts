@@ -9,5 +9,4 @@ async function journalModeSqlite(q: Queryable): Promise<string> {
   return row ? String(Object.values(row)[0]).toLowerCase() : "unknown";
 }
 
-/** The journal mode on SQLite; "n/a" on PostgreSQL. */
 export const journalModeOf = (store: Store): Promise<string> => (store.dialect === "sqlite" ? journalModeSqlite(store) : Promise.resolve("n/a"));

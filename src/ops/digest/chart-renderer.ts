@@ -149,5 +149,4 @@ export class ChartRenderer {
 /** The process's renderer: the charts of every app in it share one thread. */
 export const chartRenderer = new ChartRenderer();
 
-/** A chart's PNG, drawn in the renderer thread (503 when busy or past its deadline). */
 export const renderPng = (job: ChartJob): Promise<Uint8Array> => chartRenderer.render(job);

@@ -21,7 +21,6 @@ const INVALID = "invalid_query: a parameter out of range, named in details";
 
 const BASE = "/admin/ops/403-digest";
 
-/** The operators' 403 digest: the digest, its exports and trend chart, and the suppression rules. */
 export function digestRoutes(ctx: AppContext, guards: Guards) {
   return (
     new Elysia({ name: "herald:ops-403-digest" })

@@ -30,7 +30,6 @@ export async function holdsMoreThan(q: Queryable, since: string, until: string, 
   return (await q.get("SELECT 1 AS x FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT 1 OFFSET ?", [since, until, rowsLimit])) !== null;
 }
 
-/** The rows of [since, until), counted up to `rowsLimit`. */
 export async function rowsUpTo(q: Queryable, since: string, until: string, rowsLimit: number): Promise<number> {
   const r = await q.get<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 AS one FROM request_log WHERE at >= ? AND at < ? LIMIT ?) bounded", [
     since,

@@ -27,10 +27,7 @@ const anomalyParams = (q: typeof M.anomaliesQuery.static) => ({
   min_change_count: q.min_change_count ?? ANOMALY_DEFAULTS.min_change_count,
 });
 
-/**
- * The preflight guards (docs/ops-preflight.md): current guard values, their delta against a past day's
- * snapshot, the per-day history and the anomaly detector. Bearer token or operator session (`operator: "api"`).
- */
+/** The preflight guards' routes (docs/ops-preflight.md): bearer token or operator session (`operator: "api"`). */
 export function preflightRoutes(ctx: AppContext, guards: Guards) {
   const guardRows = async (envRows: boolean) => [...(await currentGuards(ctx)), ...(envRows ? envGuards(ctx) : [])];
   return new Elysia({ name: "herald:ops-preflight" })

@@ -14,7 +14,6 @@ import { noiseExport } from "./service";
 const DAY_MS = 86_400_000;
 /** Failing or empty probe rows of the last 24 h shown on the page; the CSV export has the rest. */
 export const PROBE_PROBLEMS_SHOWN = 20;
-/** Newest backups shown on the page. */
 export const BACKUPS_SHOWN = 5;
 
 /** A probe's latest run: answered with data, answered without, did not answer properly, over 24 h old, or none. */

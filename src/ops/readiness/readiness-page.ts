@@ -9,9 +9,7 @@ import { type ProbeState, type ReadinessOverview, readinessOverview } from "./ov
 
 // GET /admin/ops/readiness: is this deployment ready? One page over the event-loop lag, the synthetic probes, the 403
 // noise, the jobs and the backups, with a ready/attention line on top (the rule is readinessSummary in
-// readiness-overview.ts and docs/operations.md). The data comes from readinessOverview; this file only lays it out.
-// Every table cell carries its column name in data-label, which the narrow layout (src/console/frame.ts) prints
-// before the value.
+// overview.ts and docs/operations.md). The data comes from readinessOverview; this file only lays it out.
 
 const STATE_BADGE: Record<ProbeState, string> = { ok: "ok", empty: "warn", failed: "bad", stale: "bad", never: "bad" };
 const LAG_BADGE: Record<LagState, string> = { ok: "ok", warn: "warn", bad: "bad", not_measured: "" };
@@ -80,7 +78,6 @@ const ms = (n: number | null) => (n === null ? null : `${n} ms`);
 /** Lag as a person reads it: 0.4 ms, 301.4 ms, 2.04 s. */
 const lagMs = (n: number | null) => (n === null ? "–" : n >= 1000 ? `${Number((n / 1000).toFixed(2))} s` : `${n} ms`);
 
-/** The page body for an overview. */
 function readinessBody(o: ReadinessOverview) {
   const t = o.noise.threshold;
   const dl = o.alerting.dead_letters;
@@ -203,7 +200,6 @@ function readinessBody(o: ReadinessOverview) {
   });
 }
 
-/** GET /admin/ops/readiness, composed into the ops pages (src/ops/routes.ts). */
 export function readinessPageRoutes(ctx: AppContext, guards: Guards) {
   return consoleRoute(ctx, guards, {
     path: "/admin/ops/readiness",
