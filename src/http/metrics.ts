@@ -146,11 +146,6 @@ export class Metrics {
     });
   }
 
-  /** A value read at scrape time that may need I/O (a folder listing); NaN when there is nothing to measure. */
-  asyncGauge(name: string, help: string, read: () => Promise<number>): void {
-    this.gauge(name, help, read);
-  }
-
   /** A monotonic count kept by its owner (e.g. group commits), read at scrape time and exposed as a counter. */
   counter(name: string, help: string, read: () => number): void {
     this.unregister(name);

@@ -44,7 +44,7 @@ export function registerOpsMetrics(ctx: AppContext): void {
   );
   // On PostgreSQL Herald makes no backups of its own (src/ops/backups/engine.ts): the series is absent there.
   if (!ownBackupsApply(ctx.store.dialect)) return;
-  m.asyncGauge("herald_backup_age_seconds", "Seconds since the newest backup in the backups folder was made; +Inf when there is none.", async () => {
+  m.gauge("herald_backup_age_seconds", "Seconds since the newest backup in the backups folder was made; +Inf when there is none.", async () => {
     const newest = (await listBackups(ctx, { limit: 1, offset: 0 })).items[0];
     return newest ? Math.max(0, (ctx.clock.now().getTime() - Date.parse(newest.created_at)) / 1000) : Number.POSITIVE_INFINITY;
   });

@@ -37,8 +37,8 @@ export function registerWebhookJobs(ctx: AppContext): void {
   // One read (at most one a second, apart from the event loop) serves both gauges, and a scrape answers from the last
   // read while a newer one runs: /metrics never waits on a count whose cost is the backlog's.
   const counts = sharedRead(() => deliveryHealth(ctx, null), 1_000);
-  ctx.metrics.asyncGauge("herald_webhook_backlog", "Webhook deliveries queued or in flight.", async () => (await counts()).pending_events);
-  ctx.metrics.asyncGauge("herald_webhook_dead_letters", "Webhook deliveries in the dead-letter queue.", async () => (await counts()).dead_letter_events);
+  ctx.metrics.gauge("herald_webhook_backlog", "Webhook deliveries queued or in flight.", async () => (await counts()).pending_events);
+  ctx.metrics.gauge("herald_webhook_dead_letters", "Webhook deliveries in the dead-letter queue.", async () => (await counts()).dead_letter_events);
 }
 
 /**

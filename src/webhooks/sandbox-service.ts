@@ -1,5 +1,6 @@
 import { type BatchBound, deleteInBatches } from "../db/batched-delete";
 import type { Queryable, Store } from "../db/port";
+import { clearTables } from "../db/sandbox-reset";
 import { SANDBOX_DELETES, type SandboxTable, sandboxBatches, sandboxLocks } from "./deliveries-store";
 
 // The webhooks domain's part of the sandbox reset (src/sandbox/reset.ts): only the owner of these tables deletes
@@ -24,9 +25,7 @@ export async function deleteSandboxWebhooksInBatches(store: Store, partner: stri
  * deleted per table.
  */
 export async function clearSandboxWebhooks(t: Queryable, partner: string): Promise<Record<SandboxTable, number>> {
-  const deleted = {} as Record<SandboxTable, number>;
   // What the dispatcher could add under the deletes is locked first (deliveries-store.ts, on PostgreSQL).
   for (const sql of sandboxLocks(t.dialect)) await t.all(sql, [partner]);
-  for (const [table, sql] of SANDBOX_DELETES) deleted[table] = (await t.run(sql, [partner])).changes;
-  return deleted;
+  return clearTables(t, SANDBOX_DELETES, [partner]);
 }
