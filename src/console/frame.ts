@@ -290,6 +290,18 @@ const pagerHtml = compileHtml<{ id: string; range: string; newer: string | null;
   `<% if (it.range || it.newer !== null || it.older !== null) { %><nav class="pages muted" id="<%= it.id %>" aria-label="Pages"><% if (it.range) { %><span><%= it.range %></span><% } %><% if (it.newer !== null) { %><a id="<%= it.id %>-newer" href="<%= it.newer %>">← <%= it.labels[0] %></a><% } %><% if (it.older !== null) { %><a id="<%= it.id %>-older" href="<%= it.older %>"><%= it.labels[1] %> →</a><% } %></nav><% } %>`,
 );
 
+type QueryPart = string | number | null | undefined;
+
+/** A page's query parts that are set (not "", 0, null or undefined), as text: its links, and its forms' way back. */
+export const setParts = (parts: Record<string, QueryPart>): Record<string, string> =>
+  Object.fromEntries(Object.entries(parts).flatMap(([k, v]) => (v ? [[k, String(v)]] : [])));
+
+/** `path?…` with the set parts of `parts` in their order (`path` alone when none), then `anchor`. */
+export function hrefWith(path: string, parts: Record<string, QueryPart>, anchor = ""): string {
+  const s = new URLSearchParams(setParts(parts)).toString();
+  return `${path}${s ? `?${s}` : ""}${anchor}`;
+}
+
 /** Newer and Older links of an offset-paged list. */
 export function pager(p: PagerSpec): SafeHtml {
   const hasMore = p.hasMore ?? (p.total !== undefined && p.offset + p.shown < p.total);

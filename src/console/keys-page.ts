@@ -8,7 +8,7 @@ import { consoleRoute, form, framedPage, refusal } from "./kit";
 import type { Guards } from "../auth/guards";
 import { MAX_ROTATION_OVERLAP_HOURS, type PartnerKeyView } from "../auth/keys";
 import { type RotationAnswer, RotationForms } from "./keys-page-replay";
-import { badge, cells, choice, dataTable, exportList, muted, pager, when } from "./frame";
+import { badge, cells, choice, dataTable, exportList, hrefWith, muted, pager, when } from "./frame";
 import type { OperatorRequest } from "../auth/session-plugin";
 
 // GET /admin/console/partners: the partners and their API keys (never a secret), filtered by a GET form and a page
@@ -48,12 +48,7 @@ function filterOf(q: { partner?: string; mode?: string; status?: string; offset?
   return { filter, error: problems.length ? `That filter was not applied: ${problems.join("; ")}.` : null };
 }
 
-function hrefOf(f: KeyFilter, offset: number): string {
-  const q = new URLSearchParams(Object.entries({ partner: f.partner, mode: f.mode, status: f.status }).filter(([, v]) => v));
-  if (offset > 0) q.set("offset", String(offset));
-  const s = q.toString();
-  return s ? `${PATH}?${s}` : PATH;
-}
+const hrefOf = (f: KeyFilter, offset: number) => hrefWith(PATH, { partner: f.partner, mode: f.mode, status: f.status, offset });
 
 /** An id for a partner's section: its name in lower case, other characters as dashes (unique on the page). */
 function sectionId(name: string, taken: Set<string>): string {

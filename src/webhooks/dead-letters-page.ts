@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../console/kit";
-import { cells, code, dataTable, exportList, muted, pager, when } from "../console/frame";
+import { cells, code, dataTable, exportList, hrefWith, muted, pager, setParts, when } from "../console/frame";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
@@ -132,12 +132,6 @@ const ExportAnswer = Envelope({
   pagination: PaginationSchema,
 });
 
-/** `?partner=…&event_type=…` of a filter (empty parts left out), with `extra`. */
-function filterQueryOf(f: DeadLetterFilter, extra: Record<string, string> = {}): string {
-  const s = new URLSearchParams(Object.entries({ partner: f.partner, event_type: f.event_type, ...extra }).filter(([, v]) => v)).toString();
-  return s ? `?${s}` : "";
-}
-
 const body = compileHtml<{
   filter: DeadLetterFilter;
   filtered: boolean;
@@ -220,12 +214,12 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
           shown: page.items.length,
           pageSize: PAGE_SIZE,
           hasMore: page.pagination.has_more,
-          href: (o) => `${PATH}${filterQueryOf(filter, o > 0 ? { offset: String(o) } : {})}`,
+          href: (o) => hrefWith(PATH, { ...filter, offset: o }),
         }),
         exports: exportList({
           links: [
-            ["These dead letters (JSON, paginated)", `${PATH}.json${filterQueryOf(filter)}`],
-            ["These dead letters (CSV)", `${PATH}.csv${filterQueryOf(filter)}`],
+            ["These dead letters (JSON, paginated)", hrefWith(`${PATH}.json`, filter)],
+            ["These dead letters (CSV)", hrefWith(`${PATH}.csv`, filter)],
             ["Dead-letter growth alert, if firing (JSON)", "/admin/ops/alerts-monitor/firing.json?source=webhooks"],
             ["Readiness: dead letters and their growth over 24 h", "/admin/ops/readiness"],
             ["Webhooks check of the public status (JSON)", "/api/public/system-status"],
@@ -253,8 +247,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
         run: async ({ operator, params, body: b }) => {
           const ids = await replayDeadLetterOrThrow(ctx, operator, params.event_id, b.reason);
           ctx.dispatcher.nudge();
-          const back = Object.fromEntries(Object.entries(filterOrThrow(b)).filter(([, v]) => v));
-          return { ...back, done: "replayed", ref: ids.length === 1 && /^\d+$/.test(params.event_id) ? String(ids[0]) : params.event_id };
+          return { ...setParts(filterOrThrow(b)), done: "replayed", ref: ids.length === 1 && /^\d+$/.test(params.event_id) ? String(ids[0]) : params.event_id };
         },
       }),
     ],

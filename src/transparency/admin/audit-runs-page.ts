@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { recordAudit } from "../../auth/audit";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, cells, code, dataTable, exportList, link, muted, pager, when } from "../../console/frame";
+import { badge, cells, code, dataTable, exportList, hrefWith, link, muted, pager, setParts, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
@@ -32,14 +32,6 @@ interface View {
   runs_offset?: number;
   offset?: number;
 }
-
-/** The view's parts as query parameters, the empty and zero ones left out. */
-const present = (v: { run?: string | null; runs_offset?: number; offset?: number }) =>
-  Object.entries({ run: v.run, runs_offset: v.runs_offset, offset: v.offset }).flatMap(([k, x]) => (x ? [[k, String(x)] as [string, string]] : []));
-const pageHref = (v: Parameters<typeof present>[0], anchor = "") => {
-  const s = new URLSearchParams(present(v)).toString();
-  return `${PATH}${s ? `?${s}` : ""}${anchor}`;
-};
 
 const severities = (r: RunLine) =>
   r.anomalous === 0
@@ -152,8 +144,8 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
             columns: {
               Run: (r) =>
                 sel?.id === r.id
-                  ? cells(link(pageHref({ run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`), muted("(shown)"))
-                  : link(pageHref({ run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`),
+                  ? cells(link(hrefWith(PATH, { run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`), muted("(shown)"))
+                  : link(hrefWith(PATH, { run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`),
               Started: (r) => when(r.started),
               Trigger: (r) => r.trigger,
               Verdict: (r) => cells(badge(VERDICT_BADGE[r.verdict] ?? "", r.verdict), r.error ? muted(r.error) : null),
@@ -168,7 +160,7 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
             shown: runs.lines.length,
             pageSize: RUNS_PAGE,
             hasMore: runs.hasMore,
-            href: (o) => pageHref({ run: runParam, runs_offset: o }, "#runs"),
+            href: (o) => hrefWith(PATH, { run: runParam, runs_offset: o }, "#runs"),
             labels: ["Newer runs", "Older runs"],
           }),
         ),
@@ -197,7 +189,7 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
             shown: anomalies.lines.length,
             pageSize: ANOMALIES_PAGE,
             hasMore: anomalies.hasMore,
-            href: (o) => pageHref({ run: runParam, runs_offset: runsOffset, offset: o }, "#anomalies"),
+            href: (o) => hrefWith(PATH, { run: runParam, runs_offset: runsOffset, offset: o }, "#anomalies"),
             labels: ["More severe", "Less severe"],
           }),
         ),
@@ -254,7 +246,7 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
           if (owner === "") throw refusal(400, "Nothing was changed: say who owns it (owner).");
           const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? null : v.trim());
           await setTriage(ctx, operator, params.signature, { status: b.status as TriageStatus, owner, eta_utc: blank(b.eta_utc), note: blank(b.note) });
-          return { ...Object.fromEntries(present(backOf(b))), done: "triaged", ref: params.signature };
+          return { ...setParts(backOf(b)), done: "triaged", ref: params.signature };
         },
       }),
       form({
