@@ -122,6 +122,8 @@ test.skipIf(!present)(
     await page.keyboard.press("Tab");
     expect(await page.evaluate("document.activeElement.textContent")).toBe("Skip to the text");
     await page.keyboard.press("Enter");
+    // The fragment navigation commits after the key's events: wait for it (bounded), then check it.
+    await page.waitForFunction('location.hash === "#content"', undefined, { timeout: 5_000 }).catch(() => {});
     expect(new URL(page.url()).hash).toBe("#content");
     // A heading link of another page lands on its heading.
     await page.goto(`${base()}/developers/signing#3-the-canonical-string`, { waitUntil: "load" });
