@@ -1,3 +1,4 @@
+import { type Static, t } from "elysia";
 import { parseCalendarStrict } from "../../clock";
 import type { AppContext } from "../../context";
 import type { AdminRequest } from "../../auth/admin-plugin";
@@ -58,16 +59,33 @@ export async function activeDeclarations(q: Queryable): Promise<ActiveDeclaratio
   }));
 }
 
-export interface DeclareInput {
-  direction: "outflow" | "inflow";
-  amount: string;
-  counterparty?: string;
-  signature?: string;
-  window_start_utc: string;
-  window_end_utc: string;
-  max_transactions?: number;
-  reason: string;
-}
+export const strict = { additionalProperties: false } as const;
+export const Reason = t.String({ minLength: 3, maxLength: 1000, description: "why; published with the change" });
+export const UtcText = (description: string) =>
+  t.String({ minLength: 10, maxLength: 30, description: `${description}: a UTC date (2026-01-31) or date-time ending in Z` });
+
+export const declareBody = t.Object(
+  {
+    direction: t.Union([t.Literal("outflow"), t.Literal("inflow")], {
+      description: "outflow: tokens leave the treasury/reserve wallets; inflow: they arrive",
+    }),
+    amount: t.String({ minLength: 1, maxLength: 48, description: "exact decimal token amount, e.g. 25000 or 1250.5" }),
+    counterparty: t.Optional(
+      t.String({
+        minLength: 32,
+        maxLength: 44,
+        pattern: "^[1-9A-HJ-NP-Za-km-z]+$",
+        description: "the other side's address (published; not matched: the sync stores net deltas, not parties)",
+      }),
+    ),
+    signature: t.Optional(t.String({ minLength: 64, maxLength: 88, pattern: "^[1-9A-HJ-NP-Za-km-z]+$", description: "only this transaction matches" })),
+    window_start_utc: UtcText("the earliest block time that matches"),
+    window_end_utc: UtcText("the latest block time that matches (a date: the whole day)"),
+    max_transactions: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "how many transactions it may cover (default 1)" })),
+    reason: Reason,
+  },
+  strict,
+);
 
 /** A UTC date or date-time ending in Z as ISO text, or a 400 naming the field (`example` follows "a UTC date" in its message). */
 export const utcOrThrow = (text: string, field: string, example = " (2026-01-31)"): string => {
@@ -80,7 +98,7 @@ export const utcOrThrow = (text: string, field: string, example = " (2026-01-31)
   return new Date(ms).toISOString();
 };
 
-export async function declareMovement(ctx: AppContext, admin: AdminRequest, input: DeclareInput, decimals: number): Promise<DeclarationView> {
+export async function declareMovement(ctx: AppContext, admin: AdminRequest, input: Static<typeof declareBody>, decimals: number): Promise<DeclarationView> {
   const amountRaw = parseUnitsOrThrow(input.amount, decimals, "amount", "invalid_payload");
   if (amountRaw === 0n) throw new AppError("invalid_payload", "amount must be above zero", { details: [{ field: "amount", problem: "must be above zero" }] });
   const start = utcOrThrow(input.window_start_utc, "window_start_utc");
