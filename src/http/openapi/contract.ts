@@ -26,13 +26,11 @@ import { READ_NONCE } from "./headers";
 type Json = Record<string, any>;
 export type Operation = Json & { responses?: Record<string, Json>; parameters?: Json[]; requestBody?: Json; security?: Json[] };
 
-/** The detail key a route's `conditionalGet()` sets; the pass below turns it into 304 and the validators' headers. */
-export const CONDITIONAL = "x-herald-conditional";
+const CONDITIONAL = "x-herald-conditional";
 
 export type Validator = "etag" | "last-modified";
 
-/** The detail key of `requiresHeaders()`. */
-export const REQUIRED_HEADERS = "x-herald-required-headers";
+const REQUIRED_HEADERS = "x-herald-required-headers";
 
 /**
  * Spread into a route's detail: request headers it refuses to go without, though its schema lets them be absent
@@ -45,14 +43,12 @@ export const csvTwin = (description = "RFC 4180 CSV with a header row") => ({
   responses: { 200: { description, content: { "text/csv": { schema: { type: "string" as const } } } } },
 });
 
-/** The detail key of `answersPages()`; read by typeErrorResponses (errors.ts). */
 export const PAGES = "x-herald-pages";
 
 /** Spread into the detail of a route that answers a browser's refusal with an HTML page (a short link's 404 and 410). */
 export const answersPages = () => ({ [PAGES]: true });
 
-/** The detail key of `createOrUpdate()`. */
-export const CREATE_OR_UPDATE = "x-herald-create-or-update";
+const CREATE_OR_UPDATE = "x-herald-create-or-update";
 
 /**
  * Spread into the detail of a route that creates or, when `by` says so (an `id`, or `update: true`), updates:
@@ -79,7 +75,6 @@ function createOrUpdateShapes(schema: Json, by: "id" | "update", required: strin
   };
 }
 
-/** The detail key of `bodyRule()`; read where the request bodies are built (routes.ts addJsonRequestBodies). */
 export const BODY_RULE = "x-herald-body-rule";
 
 /**
@@ -91,8 +86,7 @@ export const BODY_RULE = "x-herald-body-rule";
  */
 export const bodyRule = (rule: TSchema & { anyOf: TSchema[] }) => ({ [BODY_RULE]: rule });
 
-/** The detail key of `sendsHeaders()`: headers of the route's own, on every answer it gives. */
-export const ROUTE_HEADERS = "x-herald-response-headers";
+const ROUTE_HEADERS = "x-herald-response-headers";
 
 /**
  * Spread into a route's detail: the headers it sets itself (name → description), declared on its successful
@@ -105,7 +99,6 @@ export const sendsHeaders = (headers: Record<string, string>, opts: { refusals?:
   },
 });
 
-/** The detail key of `downloads()`. */
 const DOWNLOAD = "x-herald-download";
 
 /**
@@ -114,8 +107,7 @@ const DOWNLOAD = "x-herald-download";
  */
 export const downloads = () => ({ [DOWNLOAD]: true });
 
-/** The detail key of `cached()`. */
-export const CACHE_CONTROL = "x-herald-cache-control";
+const CACHE_CONTROL = "x-herald-cache-control";
 
 /**
  * Spread into the detail of a route whose successful answers carry a Cache-Control it sets itself (its value, for
@@ -197,7 +189,7 @@ const CONDITIONAL_HEADERS: Array<[Validator, string, string]> = [
 ];
 
 /** A build-time mark of a route's detail, removed from the operation as it is read. */
-function takeMark<T>(op: Operation, key: string): T | undefined {
+export function takeMark<T>(op: Operation, key: string): T | undefined {
   const mark = op[key] as T | undefined;
   delete op[key];
   return mark;
@@ -276,7 +268,6 @@ export function completeOperation(path: string, method: string, op: Operation): 
     const html = types.some((m) => m.startsWith("text/html"));
     // Exactly where a name is sent: the contract check reports a declared Content-Disposition no answer carried.
     const file = download || types.some((m) => FILE_TYPES.test(m));
-    // Cache-Control: on an operator route's every answer, a page's, a conditional GET's 200 and 304, a cached route's successes.
     const cache =
       operator || html || (validators !== undefined && (status === "200" || status === "304")) || (cacheValue !== undefined && /^[23]/.test(status));
     res.headers = {

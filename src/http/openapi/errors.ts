@@ -1,7 +1,7 @@
 import { isOperatorPath } from "../caching/cache-control";
 import { ErrorBody } from "../envelope";
 import { ERROR_CATALOG } from "../errors/errors";
-import { errorResponseHeaders, type Operation, PAGES, type ResponseKind } from "./contract";
+import { errorResponseHeaders, type Operation, PAGES, type ResponseKind, takeMark } from "./contract";
 
 // Typed error responses. Every failure is the one `Error` body whose `error` is a code of the catalog
 // (src/http/errors/errors.ts); a code's HTTP status is fixed by the catalog, so the codes a response of status S can
@@ -141,9 +141,7 @@ const isErrorSchemaRef = (r: unknown) => {
  * says so (`answersPages()`, whose mark is removed here).
  */
 function answersPages(path: string, op: Operation): boolean {
-  const marked = op[PAGES] === true;
-  delete op[PAGES];
-  return marked || path.startsWith("/admin/sign-") || (op.security ?? []).some((s) => "AdminSession" in s);
+  return takeMark(op, PAGES) === true || path.startsWith("/admin/sign-") || (op.security ?? []).some((s) => "AdminSession" in s);
 }
 
 /** A refusal declared as the page only (text/html): the page twin of the shared response replaces it. */

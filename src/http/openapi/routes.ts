@@ -7,7 +7,7 @@ import { errorCodeSchema, idempotencyReplaySchema, sharedErrorResponses, typeErr
 import { EXAMPLE_SCHEMAS } from "./examples";
 import { codeSamplesOf, PYTHON_SIGNER_MARKDOWN } from "./samples";
 import { signedMutationHeaders } from "./headers";
-import { addRouteHeaders, BODY_RULE, completeOperation, conditionalGet, HEADERS, type Operation } from "./contract";
+import { addRouteHeaders, BODY_RULE, completeOperation, conditionalGet, HEADERS, type Operation, takeMark } from "./contract";
 import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
@@ -140,8 +140,7 @@ function addRouteDeclarations(app: AnyElysia, paths: OpenApiDocument["paths"]): 
       // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
       const schema = JSON.parse(JSON.stringify(route.hooks.body));
       // A rule across fields the route checks itself (contract.ts bodyRule): its shapes, one of which the body takes.
-      const rule = op[BODY_RULE];
-      delete op[BODY_RULE];
+      const rule = takeMark<{ anyOf?: unknown[] }>(op, BODY_RULE);
       if (rule?.anyOf) schema.anyOf = rule.anyOf;
       // The sign-in forms (src/http/body/form-body.ts) declare their form content type; the schema goes under it.
       const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
