@@ -88,21 +88,15 @@ function cursorPosition<P>(query: PageQueryValues, cursor: string, read: (decode
 }
 
 /**
- * The 400 for an offset past MAX_OFFSET on a list that issues cursors: the code is its own (not invalid_query) so that a
- * client can tell "page with the cursor instead" from a malformed value, and the message names the cursor.
+ * The offset asked for (the callers page lists that issue cursors). Past MAX_OFFSET the 400's code is its own (not
+ * invalid_query) so that a client can tell "page with the cursor instead" from a malformed value, and the message
+ * names the cursor.
  */
-const offsetTooLarge = (offset: number) => {
-  const problem = `is ${offset}, past ${MAX_OFFSET}, the deepest offset this list pages to; page deeper with cursor: pass pagination.next_cursor of the previous page as cursor`;
-  return new AppError("offset_too_large", `Invalid request parameters: query.offset ${problem}`, {
-    details: [{ field: "query.offset", problem }],
-  });
-};
-
-/** The offset asked for, refused past MAX_OFFSET (the callers page lists that issue cursors). */
 function boundedOffset(query: PageQueryValues): number {
   const offset = query.offset ?? 0;
-  if (offset > MAX_OFFSET) throw offsetTooLarge(offset);
-  return offset;
+  if (offset <= MAX_OFFSET) return offset;
+  const problem = `is ${offset}, past ${MAX_OFFSET}, the deepest offset this list pages to; page deeper with cursor: pass pagination.next_cursor of the previous page as cursor`;
+  throw new AppError("offset_too_large", `Invalid request parameters: query.offset ${problem}`, { details: [{ field: "query.offset", problem }] });
 }
 
 /**
@@ -130,10 +124,6 @@ export type SortKey = ReadonlyArray<string | number>;
 
 export type KeyPageRequest = PageRequest<SortKey>;
 
-export function encodeKeyCursor(key: SortKey): string {
-  return Buffer.from(JSON.stringify({ k: key })).toString("base64url");
-}
-
 const fitsShape = (key: unknown, shape: SortKeyShape): key is SortKey =>
   Array.isArray(key) &&
   key.length === shape.length &&
@@ -146,7 +136,7 @@ export function parseKeyPage(query: PageQueryValues, shape: SortKeyShape): KeyPa
 
 /** pageOf for a list paged by a compound sort key: `keyOf` gives a row's key in the order of the list's shape. */
 export function keyPageOf<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) => SortKey) {
-  return shapePage(rows, page, (row) => encodeKeyCursor(keyOf(row)));
+  return shapePage(rows, page, (row) => Buffer.from(JSON.stringify({ k: keyOf(row) })).toString("base64url"));
 }
 
 /**

@@ -109,96 +109,93 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
   const mutation = partnerMutation(ctx, guards.partner.idempotency);
   const read = { scope: "webhooks" as const };
   const write = { scope: "webhooks" as const, mutation: true };
-  return (
-    new Elysia({ name: "herald:webhooks" })
-      .use(guards.partner.plugin)
-      .use(guards.admin.plugin)
-      // The console page over the dead letters (replay with a reason from the browser).
-      .use(deadLettersPageRoutes(ctx, guards))
-      .get(
-        "/api/partner/webhooks/event-types",
-        () => {
-          const types = eventTypeCatalog();
-          return ok({ count: types.length, event_types: types });
-        },
-        { query: t.Object(includeMetaQuery), response: { 200: M.eventTypes }, detail: partnerTag("Event types a webhook can subscribe to (public)") },
-      )
-      .use(webhookRoutesFor(ctx, guards, LIVE))
-      .post(
-        "/api/partner/webhooks/:webhook_id/rotate-secret",
-        ({ partner, params, body }) =>
-          mutation(
-            partner,
-            async (t) => ok({ webhook: await rotateWebhookSecret(t, ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24) }),
-            {
-              nudge: false,
-            },
-          ),
-        {
-          partner: write,
-          params: M.idParams,
-          body: M.rotateBody,
-          response: { 200: M.rotated, ...writeErrors },
-          detail: partnerTag("New secret; deliveries are signed with both for overlap_hours (≤ 24)"),
-        },
-      )
-      .post(
-        "/api/partner/webhooks/:webhook_id/recover",
-        ({ partner, params, body }) => {
-          const owner = ownerOf(partner.actor);
-          const reasonTag = body.reason_tag ?? "recover";
-          const note = body.note ?? null;
-          return mutation(partner, async (t) => {
-            const ids = await recoverIds(t, ctx, owner, params.webhook_id, body.since, body.until);
-            return ok(replaySummary(await requeue(t, ctx, owner, ids, reasonTag, note), reasonTag, note));
-          });
-        },
-        {
-          partner: write,
-          params: M.idParams,
-          body: M.recoverBody,
-          response: { 200: M.replay, ...writeErrors },
-          detail: partnerTag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
-        },
-      )
-      .get("/api/partner/webhooks/dlq", async ({ partner, query }) => ok(await deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24)), {
+  return new Elysia({ name: "herald:webhooks" })
+    .use(guards.partner.plugin)
+    .use(guards.admin.plugin)
+    .use(deadLettersPageRoutes(ctx, guards))
+    .get(
+      "/api/partner/webhooks/event-types",
+      () => {
+        const types = eventTypeCatalog();
+        return ok({ count: types.length, event_types: types });
+      },
+      { query: t.Object(includeMetaQuery), response: { 200: M.eventTypes }, detail: partnerTag("Event types a webhook can subscribe to (public)") },
+    )
+    .use(webhookRoutesFor(ctx, guards, LIVE))
+    .post(
+      "/api/partner/webhooks/:webhook_id/rotate-secret",
+      ({ partner, params, body }) =>
+        mutation(
+          partner,
+          async (t) => ok({ webhook: await rotateWebhookSecret(t, ctx, ownerOf(partner.actor), params.webhook_id, body?.overlap_hours ?? 24) }),
+          {
+            nudge: false,
+          },
+        ),
+      {
+        partner: write,
+        params: M.idParams,
+        body: M.rotateBody,
+        response: { 200: M.rotated, ...writeErrors },
+        detail: partnerTag("New secret; deliveries are signed with both for overlap_hours (≤ 24)"),
+      },
+    )
+    .post(
+      "/api/partner/webhooks/:webhook_id/recover",
+      ({ partner, params, body }) => {
+        const owner = ownerOf(partner.actor);
+        const reasonTag = body.reason_tag ?? "recover";
+        const note = body.note ?? null;
+        return mutation(partner, async (t) => {
+          const ids = await recoverIds(t, ctx, owner, params.webhook_id, body.since, body.until);
+          return ok(replaySummary(await requeue(t, ctx, owner, ids, reasonTag, note), reasonTag, note));
+        });
+      },
+      {
+        partner: write,
+        params: M.idParams,
+        body: M.recoverBody,
+        response: { 200: M.replay, ...writeErrors },
+        detail: partnerTag("Replay every failed or dead-lettered delivery of a webhook in a time range (≤ 1000)"),
+      },
+    )
+    .get("/api/partner/webhooks/dlq", async ({ partner, query }) => ok(await deadLetterSummary(ctx, ownerOf(partner.actor), query.hours ?? 24)), {
+      partner: read,
+      query: M.dlqQuery,
+      response: { 200: M.dlq, ...readErrors },
+      detail: partnerTag("Dead-letter summary for the last `hours` (default 24)"),
+    })
+    .post("/api/partner/webhooks/signature/verify", ({ body }) => ok(verifyWebhookSignatureFor(body)), {
+      partner: read,
+      body: M.verifyBody,
+      response: { 200: M.verified, ...readErrors },
+      detail: partnerTag("Check a delivery signature the way a receiver should"),
+    })
+    .get(
+      "/api/partner/webhook-events",
+      async ({ partner, query }) => {
+        const r = await listDeliveries(ctx, ownerOf(partner.actor), query, parsePage(query));
+        return ok(listAnswer("events", r, { ...r.filters, event_type: query.event_type ?? null }));
+      },
+      {
         partner: read,
-        query: M.dlqQuery,
-        response: { 200: M.dlq, ...readErrors },
-        detail: partnerTag("Dead-letter summary for the last `hours` (default 24)"),
-      })
-      .post("/api/partner/webhooks/signature/verify", ({ body }) => ok(verifyWebhookSignatureFor(body)), {
-        partner: read,
-        body: M.verifyBody,
-        response: { 200: M.verified, ...readErrors },
-        detail: partnerTag("Check a delivery signature the way a receiver should"),
-      })
-      .get(
-        "/api/partner/webhook-events",
-        async ({ partner, query }) => {
-          const r = await listDeliveries(ctx, ownerOf(partner.actor), query, parsePage(query));
-          return ok(listAnswer("events", r, { ...r.filters, event_type: query.event_type ?? null }));
-        },
-        {
-          partner: read,
-          query: M.eventsQuery,
-          response: { 200: M.events, ...readErrors },
-          detail: partnerTag("Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone)"),
-        },
-      )
-      .post(
-        "/admin/partners/webhook-events/:event_id/replay",
-        async ({ params, admin }) => {
-          const out = await adminReplay(ctx, params.event_id, replayAudit(ctx, admin, params.event_id));
-          ctx.dispatcher.nudge();
-          return ok(out);
-        },
-        {
-          admin: true,
-          params: M.adminReplayParams,
-          response: { 200: M.adminReplayed, ...refuses(404) },
-          detail: { summary: "Operator replay of a delivery id or an evt_ event id" },
-        },
-      )
-  );
+        query: M.eventsQuery,
+        response: { 200: M.events, ...readErrors },
+        detail: partnerTag("Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone)"),
+      },
+    )
+    .post(
+      "/admin/partners/webhook-events/:event_id/replay",
+      async ({ params, admin }) => {
+        const out = await adminReplay(ctx, params.event_id, replayAudit(ctx, admin, params.event_id));
+        ctx.dispatcher.nudge();
+        return ok(out);
+      },
+      {
+        admin: true,
+        params: M.adminReplayParams,
+        response: { 200: M.adminReplayed, ...refuses(404) },
+        detail: { summary: "Operator replay of a delivery id or an evt_ event id" },
+      },
+    );
 }
