@@ -68,11 +68,9 @@ const WHY_NOT: Record<string, string> = {
 };
 
 /**
- * Replays the dead letters `ref` names — a delivery id, or an evt_… event id (its dead-lettered deliveries) — with
- * the operator's reason, in one transaction: each through adminReplay (re-queued at once with its attempts reset,
- * the reason kept in its replay history as the note) and its audit row `webhook_event.replay`, whose details carry
- * the reason as `note` and `via: "console"` (the JSON route has no reason field). Refusals, nothing changed:
- * 400 no reason, 404 unknown id, 409 not a dead letter or its webhook deleted/disabled.
+ * Replays the dead letters `ref` names — a delivery id, or an evt_… event id (its dead-lettered deliveries) — in one
+ * transaction, each through adminReplay with its audit row, whose details carry the reason as `note` and
+ * `via: "console"` (the JSON route has no reason field).
  */
 async function replayDeadLetterOrThrow(ctx: AppContext, operator: OperatorRequest, ref: string, rawReason: string): Promise<number[]> {
   const reason = rawReason.trim();

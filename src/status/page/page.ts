@@ -6,18 +6,7 @@ import { FRESHNESS_PROOFS, type freshnessCheck } from "../checks/chain";
 import { COMPONENT_IDS, COMPONENTS, type ComponentView } from "../components";
 import { listIncidents, type IncidentView } from "../incidents/incidents";
 import { latencyPercentiles } from "../latency";
-import {
-  barsHtml,
-  checkRowHtml,
-  componentHtml,
-  incidentHtml,
-  pageHtml,
-  proofRowHtml,
-  tagHtml,
-  type TagLevel,
-  type TimeData,
-  type WindowData,
-} from "./templates";
+import { barsHtml, checkRowHtml, componentHtml, incidentHtml, pageHtml, proofRowHtml, tagHtml, type TagLevel, type TimeData } from "./templates";
 import { loadPolicy } from "../checks/policy";
 import { systemStatus } from "../service";
 import { componentSource, dailyBars, observedSince, uptimeFrom, uptimeSource, type DayBar, type UptimeCache } from "../uptime";
@@ -173,7 +162,7 @@ export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<
   const latency = await latencyPercentiles(ctx, 24);
   const checks = status.checks as unknown as Record<string, CheckBase>;
   const head = headlineOf(status.overall, open);
-  const windows: WindowData[] = WINDOWS.map(([label, hours]) => {
+  const windows = WINDOWS.map(([label, hours]) => {
     const up = uptimeFrom(src, hours, exclude).overall.uptime_pct;
     const startsBeforeMonitoring = since !== null && Date.parse(since) > src.end - hours * 3_600_000;
     return { label, value: up === null ? "no data" : formatPct(up), since: up !== null && startsBeforeMonitoring ? minuteText(since) : null };

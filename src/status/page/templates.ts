@@ -9,15 +9,13 @@ export type TagLevel = "ok" | "warn" | "bad" | "none";
 
 export const tagHtml = compileHtml<{ level: TagLevel; text: string }>("tag", `<span class="tag tag-<%= it.level %>"><%= it.text %></span>`);
 
-export interface BarData {
-  level: TagLevel;
-  text: string;
-  /** Older than 30 days: hidden on narrow screens (90 bars do not fit a phone). */
-  old: boolean;
-}
-
 /** 90 daily bars and, under them, the span they cover and the uptime over it (Statuspage's layout). */
-export const barsHtml = compileHtml<{ label: string; bars: BarData[]; uptime: string }>(
+export const barsHtml = compileHtml<{
+  label: string;
+  /** `old`: older than 30 days, hidden on narrow screens (90 bars do not fit a phone). */
+  bars: Array<{ level: TagLevel; text: string; old: boolean }>;
+  uptime: string;
+}>(
   "bars",
   `<div class="bars-row"><ol class="bars" aria-label="<%= it.label %>: one bar per day, oldest first"><% for (const b of it.bars) { %>` +
     `<li class="bar bar-<%= b.level %><%= b.old ? " bar-old" : "" %>" title="<%= b.text %>"><span class="sr"><%= b.text %></span></li><% } %></ol>` +
@@ -30,13 +28,7 @@ export interface TimeData {
   text: string;
 }
 
-export interface UpdateData {
-  state: string;
-  message: string;
-  at: TimeData;
-}
-
-export interface IncidentData {
+export const incidentHtml = compileHtml<{
   id: number;
   tag: SafeHtml;
   title: string;
@@ -46,11 +38,9 @@ export interface IncidentData {
   duration: string;
   components: string[];
   reasons: Array<{ check: string; why: string }>;
-  updates: UpdateData[];
+  updates: Array<{ state: string; message: string; at: TimeData }>;
   open: boolean;
-}
-
-export const incidentHtml = compileHtml<IncidentData>(
+}>(
   "incident",
   `<article class="incident<%= it.open ? " incident-open" : "" %>" id="incident-<%= it.id %>">
 <h3><%= it.tag %> <%= it.title %></h3>
@@ -60,21 +50,19 @@ export const incidentHtml = compileHtml<IncidentData>(
 </article>`,
 );
 
-export interface CheckRowData {
+export const checkRowHtml = compileHtml<{
   name: string;
   rowClass: string;
   tag: SafeHtml;
   summary: string;
   uptime: string;
-}
-
-export const checkRowHtml = compileHtml<CheckRowData>(
+}>(
   "check-row",
   `<tr id="check-<%= it.name %>" class="<%= it.rowClass %>"><th scope="row"><code><%= it.name %></code></th><td class="status"><%= it.tag %></td><td class="details"><%= it.summary %></td>` +
     `<td class="uptime"><span class="cell-label">90 d: </span><%= it.uptime %></td><td class="badge"><a href="/status/badge/<%= it.name %>.svg?window=90d">badge</a></td></tr>`,
 );
 
-export interface ComponentData {
+export const componentHtml = compileHtml<{
   id: string;
   name: string;
   description: string;
@@ -83,9 +71,7 @@ export interface ComponentData {
   rows: SafeHtml;
   /** Show the checks without a click (a degraded component). */
   open: boolean;
-}
-
-export const componentHtml = compileHtml<ComponentData>(
+}>(
   "component",
   `<article class="component" id="component-<%= it.id %>">
 <div class="component-head"><h3><%= it.name %></h3><%= it.tag %></div>
@@ -98,28 +84,22 @@ export const componentHtml = compileHtml<ComponentData>(
 </article>`,
 );
 
-export interface ProofRowData {
+export const proofRowHtml = compileHtml<{
   label: string;
   tag: SafeHtml;
   freshness: string;
   age: string;
   limit: string;
   path: string;
-}
-
-export const proofRowHtml = compileHtml<ProofRowData>(
+}>(
   "proof-row",
   `<tr><th scope="row"><%= it.label %></th><td><%= it.tag %> <%= it.freshness %></td><td><span class="cell-label">age </span><%= it.age %></td><td><span class="cell-label">stale after </span><%= it.limit %></td>` +
     `<td><a href="<%= it.path %>.json">JSON</a> · <a href="<%= it.path %>.csv">CSV</a></td></tr>`,
 );
 
-export interface WindowData {
-  label: string;
-  value: string;
-  since: string | null;
-}
-
-export interface PageData {
+// The stylesheet is part of the template's source (our constant, compiled in), never data: escaping does not
+// apply inside <style>, so nothing from outside may reach it.
+export const pageHtml = compileHtml<{
   level: "ok" | "warn" | "bad";
   levelText: string;
   headlineTag: SafeHtml;
@@ -129,18 +109,14 @@ export interface PageData {
   lastSnapshot: string;
   active: SafeHtml | null;
   maintenance: Array<{ tag: SafeHtml; title: string; startsAt: string; endsAt: string; phase: string; description: string | null }>;
-  windows: WindowData[];
+  windows: Array<{ label: string; value: string; since: string | null }>;
   excludeMaintenance: boolean;
   overallBars: SafeHtml;
   components: SafeHtml;
   past: SafeHtml | null;
   proofs: SafeHtml;
   latency: { p50: string; p95: string; p99: string; samples: number; hours: number };
-}
-
-// The stylesheet is part of the template's source (our constant, compiled in), never data: escaping does not
-// apply inside <style>, so nothing from outside may reach it.
-export const pageHtml = compileHtml<PageData>(
+}>(
   "status-page",
   `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
