@@ -33,7 +33,6 @@ export const isTruthyFlag = (v: string | null | undefined): boolean => v === "1"
 
 /** A boolean flag's query values: 1 / true / the bare flag (`?use_short`, read as "") are on; 0 / false are off. */
 export const FLAG_VALUES = ["1", "true", "", "0", "false"] as const;
-export type FlagValue = (typeof FLAG_VALUES)[number];
 export const flagOn = (v: string | null | undefined): boolean => v === "" || isTruthyFlag(v);
 
 /**

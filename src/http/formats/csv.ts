@@ -6,9 +6,6 @@ import { stringify } from "csv-stringify/sync";
 // are, and so is a string that is exactly a decimal number (token amounts are decimal strings on the wire, cannot
 // carry a formula, and a script must read them back unchanged).
 
-/** What a cell may hold; anything else is written as its JSON text. */
-export type CsvCell = string | number | boolean | bigint | null | undefined;
-
 const FORMULA_LEAD = /^[=+\-@\t\r]/;
 const DECIMAL = /^-?\d+(?:\.\d+)?$/;
 
