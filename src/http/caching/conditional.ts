@@ -8,7 +8,6 @@ import { createHash } from "node:crypto";
  */
 export interface Representation {
   readonly body: Uint8Array | Blob;
-  /** Bytes of the body. */
   readonly size: number;
   /** Strong entity tag: `"<base64url sha-256 of the bytes>"`. */
   readonly etag: string;
@@ -29,8 +28,7 @@ export function representation(body: Uint8Array | string, contentType: string, c
 
 /** A file (a UI bundle embedded in the binary), hashed once when first asked for. */
 export async function fileRepresentation(file: Blob, contentType: string, cacheControl: string): Promise<Representation> {
-  const etag = strongEtag(new Uint8Array(await file.arrayBuffer()));
-  return { body: file, size: file.size, etag, headers: { "content-type": contentType, etag, "cache-control": cacheControl } };
+  return { ...representation(new Uint8Array(await file.arrayBuffer()), contentType, cacheControl), body: file };
 }
 
 /**
