@@ -99,7 +99,6 @@ export async function deadLetterSummary(ctx: Ctx, owner: Owner, hours: number) {
   };
 }
 
-/** `event_id` as the caller named it (a delivery id or an `evt_…` id); `delivery_id` null when nothing of theirs was found. */
 export type ReplayResult = typeof ReplayResultItem.static;
 
 /**
