@@ -1,6 +1,8 @@
 // Audience groups: the four built in, and the rule language of the operator-made ones (docs/messenger-admin-games.md
 // "Audience groups"). A rule is a conjunction: a player is in the group when every condition it states holds.
+import type { Static } from "elysia";
 import type { PlayerRow } from "../store/players";
+import type { GamesConfigModel } from "./model";
 
 export const BUILTIN_AUDIENCE_GROUPS = ["all", "premium", "linked", "unlinked"] as const;
 export type BuiltinAudienceGroup = (typeof BUILTIN_AUDIENCE_GROUPS)[number];
@@ -9,22 +11,8 @@ export const isBuiltinGroup = (key: string): key is BuiltinAudienceGroup => (BUI
 /** What a rule can look at: the player row's profile and link, never its balances (those change on every play). */
 export type AudiencePlayer = Pick<PlayerRow, "telegram_user_id" | "is_premium" | "linked_user_id" | "language_code" | "points_earned" | "created_at">;
 
-/** Bounds of a rule: the id list is for pilots and testers, not for mailing lists. */
-export const MAX_RULE_USER_IDS = 1000;
-export const MAX_RULE_LANGUAGES = 50;
-
-export interface AudienceRule {
-  premium?: boolean;
-  linked?: boolean;
-  /** IETF tags as Telegram sends them; "en" also matches "en-GB", "pt-br" only "pt-br" (case-insensitive). */
-  language_codes?: string[];
-  min_points_earned?: number;
-  telegram_user_ids?: number[];
-  /** ISO 8601: players first seen at or after this instant. */
-  created_after?: string;
-  /** ISO 8601: players first seen before this instant. */
-  created_before?: string;
-}
+/** A rule as stored: the schema's (model.ts), which bounds it. */
+export type AudienceRule = NonNullable<Static<typeof GamesConfigModel.groupBody>["rule"]>;
 
 /** A rule prepared for matching on the hot path: the id list as a set, language tags lower-cased. */
 export interface CompiledRule {
@@ -45,6 +33,7 @@ export function compileRule(rule: AudienceRule): CompiledRule {
   };
 }
 
+/** Tags as Telegram sends them, case-insensitive: "en" also matches "en-GB", "pt-br" only "pt-br". */
 const languageMatches = (wanted: string, actual: string) => actual === wanted || (!wanted.includes("-") && actual.startsWith(`${wanted}-`));
 
 /** The conditions of the rule this player fails, by name (empty: the player is in the group). */

@@ -7,7 +7,6 @@ import { PageQuery, PageQueryEcho } from "../../http/pagination";
 import { intQuery } from "../../http/params";
 import { catalogGame, Reward } from "../model";
 import { nullable } from "../../http/routes/declare";
-import { MAX_RULE_LANGUAGES, MAX_RULE_USER_IDS } from "./audience-rule";
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** A wheel campaign's bounds, here with its schema; saveWheelCampaign checks the segments against the same. */
@@ -16,6 +15,9 @@ export const MAX_SEGMENTS = 24;
 export const MAX_TOTAL_WEIGHT = 2 ** 20;
 export const MIN_COOLDOWN_SECONDS = 60;
 export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
+/** Bounds of an audience rule: the id list is for pilots and testers, not for mailing lists. */
+const MAX_RULE_USER_IDS = 1000;
+const MAX_RULE_LANGUAGES = 50;
 
 /** A yes/no query parameter: 1 or true, 0 or false. */
 export const flag = (description: string) => t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description }));
