@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
+import type { RewardSpec } from "./catalog";
 import type { Queryable, Statement } from "../db/port";
 import { AppError } from "../http/errors/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
@@ -21,6 +22,12 @@ export interface Deltas {
   missiles: number;
   points: number;
 }
+
+/** An effect's move for a reward credited (its points earned), less what the play cost in spins or missiles. */
+export const creditOf = (reward: RewardSpec, cost: Partial<Deltas> = {}) => ({
+  deltas: { freeSpins: reward.free_spins - (cost.freeSpins ?? 0), missiles: reward.missiles - (cost.missiles ?? 0), points: reward.points },
+  earnedPoints: reward.points,
+});
 
 export interface ActionInput {
   telegramUserId: number;

@@ -9,7 +9,7 @@ import { countersSince } from "../counters";
 import { counted, playsText } from "../count-words";
 import { refusalsOnRoutes } from "../store/read-models";
 import { wheelSegments } from "./game-stats";
-import { gameFigures, parseGames } from "./overview";
+import { gameFigures, parseGames, percentOf } from "./overview";
 import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 
 export const CHECKLIST_DEFAULT_DAYS = 7;
@@ -39,7 +39,6 @@ const GAME_ACTION_ROUTES = [
 ];
 const REFUSAL_CODES = ["game_balance_insufficient", "game_cooldown"];
 
-const pct = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 100 : null);
 /** Lower is better: pass up to `pass`, warn up to `warn`, else fail. */
 const atMost = (v: number, t: { pass: number; warn: number }): Status => (v <= t.pass ? "pass" : v <= t.warn ? "warn" : "fail");
 const below = (v: number, t: { pass: number; warn: number }): Status => (v < t.pass ? "pass" : v < t.warn ? "warn" : "fail");
@@ -51,7 +50,7 @@ function check({ name, game_key = null, fix, ...c }: Omit<Check, "fix" | "game_k
 
 async function refusalShare(ctx: AppContext, w: ReportWindow): Promise<Check> {
   const r = await refusalsOnRoutes(ctx.store, { sinceIso: w.since, untilIso: w.until, scan: REQUEST_LOG_SCAN }, GAME_ACTION_ROUTES, REFUSAL_CODES);
-  const share = pct(r.refused, r.total);
+  const share = percentOf(r.refused, r.total);
   const t = THRESHOLDS.refusalPercent;
   return check({
     name: "refusal_share",
@@ -72,10 +71,10 @@ async function counterChecks(ctx: AppContext, w: ReportWindow): Promise<Check[]>
   for (const r of await countersSince(ctx, w.since)) totals.set(r.metric, (totals.get(r.metric) ?? 0) + r.count);
   const n = (m: string) => totals.get(m) ?? 0;
   const failures = n("init_data_failures");
-  const initRate = pct(failures, failures + n("plays"));
+  const initRate = percentOf(failures, failures + n("plays"));
   const ti = THRESHOLDS.initDataFailurePercent;
   const errors = n("bot_api_errors");
-  const botRate = pct(errors, errors + n("bot_messages_sent"));
+  const botRate = percentOf(errors, errors + n("bot_messages_sent"));
   const tb = THRESHOLDS.botApiErrorPercent;
   return [
     check({

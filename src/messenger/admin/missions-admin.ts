@@ -56,21 +56,12 @@ const COLUMNS: Array<[string, keyof MissionRow, (p: MissionPatch) => string | nu
   ["per_minute_cap", "per_minute_cap", (p) => p.per_minute_cap],
 ];
 
-const notFound = (key: string) => new AppError("mission_not_found", `No mission ${JSON.stringify(key)}; list them with GET /api/messenger/admin/missions`);
-
-/** Any mission, active or not: the operator routes see them all. */
-export async function missionOrThrow(q: Queryable, key: string): Promise<MissionRow> {
-  const m = await missionByKey(q, key);
-  if (!m) throw notFound(key);
+/** The mission read (or locked, for the rest of the operator's transaction) by key; any mission, active or not. */
+function foundOrThrow(m: MissionRow | null, key: string): MissionRow {
+  if (!m) throw new AppError("mission_not_found", `No mission ${JSON.stringify(key)}; list them with GET /api/messenger/admin/missions`);
   return m;
 }
-
-/** missionOrThrow with the mission's row lock held for the rest of the operator's transaction `t`. */
-async function lockedMissionOrThrow(t: Queryable, key: string): Promise<MissionRow> {
-  const m = await lockMission(t, key);
-  if (!m) throw notFound(key);
-  return m;
-}
+export const missionOrThrow = async (q: Queryable, key: string) => foundOrThrow(await missionByKey(q, key), key);
 
 const conflict = (key: string, expected: number, current: number) =>
   new AppError("revision_conflict", `Mission ${JSON.stringify(key)} is at revision ${current}, not ${expected}: read it again and re-apply your change`, {
@@ -103,7 +94,7 @@ export async function patchMission(ctx: AppContext, admin: AdminRequest, key: st
   }
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
-    const before = await lockedMissionOrThrow(t, key);
+    const before = foundOrThrow(await lockMission(t, key), key);
     if (before.revision !== expected) throw conflict(key, expected, before.revision);
     // The source is fixed at creation; the mission as it will be must suit it (a self-reported mission keeps its
     // tighter limits), the fields this PATCH leaves as they are included.
@@ -146,7 +137,7 @@ export async function patchMission(ctx: AppContext, admin: AdminRequest, key: st
 export async function setMissionActive(ctx: AppContext, admin: AdminRequest, key: string, active: boolean, expected: number | null) {
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
-    const before = await lockedMissionOrThrow(t, key);
+    const before = foundOrThrow(await lockMission(t, key), key);
     if (expected !== null && before.revision !== expected) throw conflict(key, expected, before.revision);
     if ((before.active === 1) === active) return { mission: adminMissionView(before), changed: false };
     const after = await updateMissionIfRevision(t, key, before.revision, [{ column: "active", value: active ? 1 : 0 }], now);

@@ -41,7 +41,7 @@ export const POINTS_VALUE: Amounts = {
   missiles: ITEMS.missile.price_points / ITEMS.missile.grants.missiles,
 };
 export const valueOf = (a: Amounts) => a.points * POINTS_VALUE.points + a.free_spins * POINTS_VALUE.free_spins + a.missiles * POINTS_VALUE.missiles;
-export const rtpPercent = (payout: number, cost: number) => (cost > 0 ? Math.round((payout / cost) * 10_000) / 100 : null);
+export const percentOf = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 100 : null);
 
 export type { StatsRow };
 
@@ -137,12 +137,12 @@ export async function gameFigures(ctx: AppContext, w: ReportWindow, games: strin
   const finish = async (f: GameFigures, keys: string[]) => {
     f.payout_points_value = valueOf(f.payout);
     f.cost_points_value = valueOf(f.cost);
-    f.rtp_percent = rtpPercent(f.payout_points_value, f.cost_points_value);
+    f.rtp_percent = percentOf(f.payout_points_value, f.cost_points_value);
     f.players = await distinctPlayers(ctx, w, today, keys);
     const perDay = await playersPerDay(ctx, w, today, keys);
     for (const p of f.series) {
       p.players = perDay.get(p.day) ?? 0;
-      p.rtp_percent = rtpPercent(p.payout_points_value, p.cost_points_value);
+      p.rtp_percent = percentOf(p.payout_points_value, p.cost_points_value);
     }
   };
   for (const [g, f] of byGame) await finish(f, [g]);

@@ -18,7 +18,7 @@ import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
 import { adminListAnswer, badField, type PageInput } from "../config/inputs";
-import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
+import { type ActionScope, type AfterCommit, applyActionIn, creditOf } from "../ledger";
 import { reward as fullReward, rewardOfRow } from "../catalog";
 import { lockedPlayer } from "../players";
 import {
@@ -182,8 +182,7 @@ async function payReward(ctx: AppContext, s: ActionScope, telegramUserId: number
     s,
     { telegramUserId, requestId: `mission-reward:${m.mission_key}`, action: "mission.reward", inputs: { mission_key: m.mission_key }, gameKey: null },
     async (player, scope) => ({
-      deltas: { freeSpins: reward.free_spins, missiles: reward.missiles, points: reward.points },
-      earnedPoints: reward.points,
+      ...creditOf(reward),
       result: {
         mission_key: m.mission_key,
         reward,

@@ -11,7 +11,7 @@ import { schemaView } from "../../http/schema-view";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";
 import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "../config/inputs";
-import { type ActionScope, type AfterCommit, applyActionIn } from "../ledger";
+import { type ActionScope, type AfterCommit, applyActionIn, creditOf } from "../ledger";
 import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
 import { paySalutes } from "./salutes-reward";
@@ -142,8 +142,7 @@ export function claimPromoIn(ctx: AppContext, config: GamesConfig, s: ActionScop
       const reward = rewardOfRow(promo);
       await observeEvent(t, telegramUserId, "promo.claim");
       return {
-        deltas: { freeSpins: reward.free_spins, missiles: reward.missiles, points: reward.points },
-        earnedPoints: reward.points,
+        ...creditOf(reward),
         result: {
           promo: { code: promo.code, reward, claimed_at: now },
           salutes: await paySalutes(ctx, scope, player, promo.reward_salutes, "promo", promo.code),

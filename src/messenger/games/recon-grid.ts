@@ -9,7 +9,7 @@ import { GRID_CELLS, GRID_PRIZES, GRID_SIZE } from "../catalog";
 import { gamesConfig } from "../config/cache";
 import { requireCatalogAccess } from "../config/campaigns";
 import { bump } from "../counters";
-import { applyAction } from "../ledger";
+import { applyAction, creditOf } from "../ledger";
 import { balancesOf, lockedPlayer } from "../players";
 import { activeGrid, endGrid, type GridRow, insertGrid, lastEndedGrid, setRevealedStatement } from "../store/grids";
 import { newClientSeed, shuffleFair } from "./fair";
@@ -151,8 +151,7 @@ export function revealCell(ctx: AppContext, telegramUserId: number, input: { req
         ...(done ? [observedStatement(telegramUserId, "recon_grid.complete")] : []),
       ];
       return {
-        deltas: { freeSpins: reward.free_spins, missiles: reward.missiles - 1, points: reward.points },
-        earnedPoints: reward.points,
+        ...creditOf(reward, { missiles: 1 }),
         riders,
         result: { cell: input.cell, reward, grid: gridView(after) },
       };

@@ -6,7 +6,7 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { WELCOME_GIFT } from "../catalog";
-import { applyAction } from "../ledger";
+import { applyAction, creditOf } from "../ledger";
 import type { PlayerRow } from "../players";
 import { priorAction } from "../store/ledger";
 
@@ -42,8 +42,7 @@ export function openWelcomeGift(ctx: AppContext, telegramUserId: number) {
       }
       const reward = { ...WELCOME_GIFT.reward };
       return {
-        deltas: { freeSpins: reward.free_spins, missiles: reward.missiles, points: reward.points },
-        earnedPoints: reward.points,
+        ...creditOf(reward),
         result: { welcome_gift: { reward, opened_at: now } },
       };
     },

@@ -6,7 +6,7 @@ import { WHEEL_CAMPAIGN } from "../catalog";
 import { catalogAccess, requireCatalogAccess } from "../config/campaigns";
 import { gamesConfig } from "../config/cache";
 import { activeWheel } from "../config/wheel-campaigns";
-import { applyAction } from "../ledger";
+import { applyAction, creditOf } from "../ledger";
 import { lockedPlayer, type PlayerRow } from "../players";
 import { activeSeed, insertSeed, insertSpinStatement, revealedSeedRows, revealSeed, type SeedRow, takeActiveNonce, takeNonce } from "../store/fair";
 import { newClientSeed, newServerSeed, pickWeighted, seedHash } from "./fair";
@@ -158,17 +158,12 @@ export async function playWheel(ctx: AppContext, telegramUserId: number, request
           created_at: now,
         },
       };
-      const deltas = {
-        freeSpins: segment.reward.free_spins - (paidWith === "free_spin_balance" ? 1 : 0),
-        missiles: segment.reward.missiles,
-        points: segment.reward.points,
-      };
       const count = { metric: "plays", label: "spin_wheel" } as const;
       // The answer is known now: the spin's row and the mission progress are writes nothing waits for, and the daily
       // spin's time is written with the balances' move; the ledger sends them as the engine does best.
       const riders = [insertSpinStatement(spin, spinId), observedStatement(telegramUserId, "spin_wheel.play")];
       const lastFreeSpinAt = paidWith === "daily_free_spin" ? now : undefined;
-      return { deltas, earnedPoints: segment.reward.points, lastFreeSpinAt, count, riders, result: answer };
+      return { ...creditOf(segment.reward, { freeSpins: paidWith === "free_spin_balance" ? 1 : 0 }), lastFreeSpinAt, count, riders, result: answer };
     },
     takeActiveNonce,
   );
