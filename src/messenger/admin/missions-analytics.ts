@@ -21,7 +21,7 @@ import { missionOrThrow } from "./missions-admin";
 import { AMOUNT_KINDS } from "../catalog";
 import { MISSION_WINDOW_DEFAULT_DAYS } from "./missions-model";
 import { REFUSAL_REASONS } from "../games/promos-model";
-import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
+import { daysOf, resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 
 type Reason = (typeof REFUSAL_REASONS)[number];
 
@@ -139,11 +139,7 @@ export async function missionAnalytics(ctx: AppContext, key: string, query: Wind
   const w = resolveWindow(query, ctx.clock.now(), MISSION_WINDOW_DEFAULT_DAYS);
   const byDay = await missionFigures(ctx.store, key, w.since, w.until, true);
   const totals = (await missionFigures(ctx.store, key, w.since, w.until, false)).get("") ?? noFigures();
-  const series: Array<Figures & { day: string }> = [];
-  for (let ms = Date.parse(w.since); ms < Date.parse(w.until); ms += 86_400_000) {
-    const day = new Date(ms).toISOString().slice(0, 10);
-    series.push({ day, ...(byDay.get(day) ?? noFigures()) });
-  }
+  const series = daysOf(w).map((day) => ({ day, ...(byDay.get(day) ?? noFigures()) }));
   return { mission_key: key, window: windowView(w), totals, series };
 }
 

@@ -14,7 +14,7 @@
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { AMOUNT_KINDS, GAMES, ITEMS, type RewardSpec } from "../catalog";
-import { type ReportWindow, resolveWindow, type WindowQuery } from "./window";
+import { daysOf, type ReportWindow, resolveWindow, type WindowQuery } from "./window";
 import { statsRows, type StatsRow } from "../store/stats";
 import { distinctPlayers, playersPerDay } from "./players-window";
 
@@ -90,11 +90,6 @@ function emptyFigures(game: string, days: string[]) {
   };
 }
 export type GameFigures = ReturnType<typeof emptyFigures>;
-
-export function daysOf(w: ReportWindow): string[] {
-  const start = Date.parse(`${w.from}T00:00:00Z`);
-  return Array.from({ length: w.days }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
-}
 
 /** The figures of `games` over the window, and their total (players counted once across the games). */
 export async function gameFigures(ctx: AppContext, w: ReportWindow, games: string[]) {

@@ -16,6 +16,7 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import { playerIdsBetween, playerIdsOfDay, playersPerDayBetween } from "../store/stats";
 import { versionWatch } from "../version-watch";
+import { daysOf } from "./window";
 
 interface Cache {
   /** The day the cache was built for (today at that time); a new day drops everything. */
@@ -128,7 +129,7 @@ export async function playersPerDay(ctx: AppContext, window: { from: string; to:
   const c = await cacheOf(ctx, today);
   const gamesKey = games.join(",");
   const missing: string[] = [];
-  for (let day = window.from; day <= window.to; day = new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10)) {
+  for (const day of daysOf(window)) {
     const hit = day < today ? c.dayCounts.get(`${day}|${gamesKey}`) : undefined;
     if (hit === undefined) missing.push(day);
     else out.set(day, hit);

@@ -25,6 +25,13 @@ const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 
+/** The UTC days `from` to `to`, inclusive: every day of a window, those without figures too. */
+export function daysOf(w: { from: string; to: string }): string[] {
+  const days: string[] = [];
+  for (let ms = Date.parse(`${w.from}T00:00:00Z`); ms <= Date.parse(`${w.to}T00:00:00Z`); ms += DAY_MS) days.push(dayOf(ms));
+  return days;
+}
+
 /**
  * A resolved window: inclusive UTC days `from`..`to` (YYYY-MM-DD), its label (the preset's name, or `last_<n>d` for
  * days), and the instants that bound it.
