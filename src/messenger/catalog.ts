@@ -1,7 +1,7 @@
 // The games, items and the default wheel campaign the mini-app offers (docs/messenger.md). Operators limit who sees
 // a game and replace the wheel's segments with campaigns, and add audience groups (docs/messenger-admin-games.md);
 // the built-in wheel campaign is what a player outside every wheel campaign spins.
-import { type AudiencePlayer, BUILTIN_AUDIENCE_GROUPS, builtinMatches, isBuiltinGroup, ruleMatches } from "./config/audience-rule";
+import { type AudiencePlayer, type BuiltinAudienceGroup, builtinMatches, isBuiltinGroup, ruleMatches } from "./config/audience-rule";
 import type { GamesConfig, StoredSegment } from "./config/cache";
 import type { Reward } from "./model";
 import type { Static } from "elysia";
@@ -36,10 +36,6 @@ export const WHEEL_CAMPAIGN = {
     { label: "Try again", weight: 5, reward: reward({}) },
   ] satisfies StoredSegment[],
 } as const;
-
-/** The built-in audience groups; operators add their own (messenger_audience_groups). */
-export const AUDIENCE_GROUPS = BUILTIN_AUDIENCE_GROUPS;
-export type AudienceGroup = (typeof AUDIENCE_GROUPS)[number];
 
 /**
  * Whether the player is in the group: a built-in one, or an operator group whose rule is read from the games
@@ -89,7 +85,7 @@ export const GRID_CELLS: RewardSpec[] = [...GRID_PRIZES, ...Array.from({ length:
 export interface GameDef {
   game_key: "spin_wheel" | "recon_grid";
   title: string;
-  audience_group: AudienceGroup;
+  audience_group: BuiltinAudienceGroup;
   cost: { kind: "free_spin" | "missile"; amount: number; note: string };
 }
 

@@ -12,7 +12,6 @@ import { windowQueryFields } from "./window";
 
 export const PROFILE_SORTS = ["points_earned", "last_seen", "telegram_user_id"] as const satisfies readonly ProfileSort[];
 
-/** The most missiles one manual grant gives. */
 export const MAX_GRANT_MISSILES = 1000;
 
 const gamesParam = t.Optional(t.String({ maxLength: 200, description: "comma-separated game keys (spin_wheel, recon_grid); absent = every game" }));

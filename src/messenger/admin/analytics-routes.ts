@@ -14,11 +14,7 @@ import { gamesOverview } from "./overview";
 import { EXPORT_COLUMNS, overviewExport } from "./overview-export";
 import { userActivity, userProfiles } from "./players-admin";
 
-/**
- * Operator routes under /api/messenger/admin/games: analytics, players and the manual grant
- * (docs/messenger-admin-analytics.md). Admin token; the GETs also take the operator session cookie (`operator: "api"`,
- * linked from the console page /admin/console/messenger); 503 without a bot token.
- */
+/** Operator routes for analytics, players and the manual grant (docs/messenger-admin-analytics.md). */
 export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
   return (
     new Elysia({ name: "herald:messenger-admin-analytics" })

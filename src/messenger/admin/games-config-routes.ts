@@ -14,11 +14,9 @@ import { GamesConfigModel as M } from "../config/model";
 import { listWheelCampaigns, saveWheelCampaign } from "../config/wheel-campaigns";
 
 /**
- * Operator routes for the games configuration under /api/messenger/admin/games (docs/messenger-admin-games.md):
- * audience groups, catalog campaigns, wheel campaigns, promo codes and the catalog preview. Admin token (the GETs
- * also the operator session cookie: `operator: "api"`); 503 without a bot token. Every change is audited in its own
- * transaction. The console page /admin/console/messenger (console-page.ts) is mounted first, before the bot-token
- * hook: without a bot token it says so itself.
+ * Operator routes for the games configuration (docs/messenger-admin-games.md); every change is audited in its own
+ * transaction. The console page (console-page.ts) is mounted first, before the bot-token hook: without a bot token it
+ * says so itself.
  */
 export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
   return new Elysia({ name: "herald:messenger-admin-games-config" })

@@ -10,7 +10,6 @@ import { windowQueryFields } from "./window";
 
 // The operator's mission routes (docs/messenger-admin-missions.md): request and response schemas.
 
-/** Default window of the comparison and analytics routes, in days. */
 export const MISSION_WINDOW_DEFAULT_DAYS = 30;
 
 const progressSource = missionProgressSource(

@@ -15,10 +15,7 @@ import { MissionAdminModel as M } from "./missions-model";
 /** 428 revision_required is only ever answered by the revision-guarded routes; messengerErrors lacks it. */
 const revisionErrors = { ...messengerErrors, ...refuses(428) };
 
-/**
- * Operator routes for missions under /api/messenger/admin (docs/messenger-admin-missions.md). Admin token (the GETs
- * also the operator session cookie: `operator: "api"`); 503 without a bot token. Every change is audited in its own transaction; PATCH names the revision it edits.
- */
+/** Operator routes for missions (docs/messenger-admin-missions.md): every change is audited in its own transaction. */
 export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
   // Activate and deactivate differ only in the state they ask for; the revision header is optional on both.
   const toggle =
