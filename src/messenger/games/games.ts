@@ -58,6 +58,7 @@ export function purchaseItem(
   const item = (ITEMS as Record<string, (typeof ITEMS)[ItemKey]>)[input.item_key];
   if (!item) throw new AppError("game_not_found", `No item ${JSON.stringify(input.item_key)}; the catalog lists ${Object.keys(ITEMS).join(", ")}`);
   const cost = item.price_points * input.quantity;
+  const granted = { free_spins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: 0 };
   return applyAction(
     ctx,
     {
@@ -68,21 +69,19 @@ export function purchaseItem(
       gameKey: item.item_key === "missile" ? "recon_grid" : "spin_wheel",
       sharing: "player rows",
     },
-    async () => {
-      return {
-        deltas: { freeSpins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: -cost },
-        // Mission progress, written by the ledger with the balances' move (one statement on PostgreSQL).
-        riders: [observedStatement(telegramUserId, action, input.quantity)],
-        result: {
-          purchase: {
-            item_key: item.item_key,
-            quantity: input.quantity,
-            price_points: item.price_points,
-            total_points: cost,
-            granted: { free_spins: item.grants.free_spins * input.quantity, missiles: item.grants.missiles * input.quantity, points: 0 },
-          },
+    async () => ({
+      deltas: { freeSpins: granted.free_spins, missiles: granted.missiles, points: -cost },
+      // Mission progress, written by the ledger with the balances' move (one statement on PostgreSQL).
+      riders: [observedStatement(telegramUserId, action, input.quantity)],
+      result: {
+        purchase: {
+          item_key: item.item_key,
+          quantity: input.quantity,
+          price_points: item.price_points,
+          total_points: cost,
+          granted,
         },
-      };
-    },
+      },
+    }),
   );
 }
