@@ -111,7 +111,7 @@ function alertPageBody({ alert: a, history, notices: rows }: AlertDetail): SafeH
       rows: history,
       columns: {
         At: (h) => when(h.at),
-        Status: (h) => (h.status === "ok" && !h.configured ? badge("", "not configured") : badge(BADGE[h.status] ?? "", h.status)),
+        Status: (h) => levelBadge(h.status, h.details),
         Value: (h) => h.value,
         Summary: (h) => h.summary,
         Run: (h) => code(h.run_id),

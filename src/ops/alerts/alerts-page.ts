@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, type Cell, choice, code, dataTable, exportList, link, pager, when } from "../../console/frame";
+import { badge, type Cell, choice, code, dataTable, exportList, hrefWith, link, pager, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
@@ -74,12 +74,9 @@ function parseAlertsQuery(raw: Partial<Record<keyof AlertsQuery, string | number
 
 /** The page's own address with `patch` applied (defaults left out). */
 function hrefOf(q: AlertsQuery, patch: Partial<AlertsQuery>, anchor: string): string {
-  const next = { ...q, ...patch };
-  const params = new URLSearchParams();
-  for (const key of Object.keys(DEFAULTS) as Array<keyof AlertsQuery>)
-    if (next[key] !== DEFAULTS[key] && next[key] !== null) params.set(key, String(next[key]));
-  const s = params.toString();
-  return `${PATH}${s ? `?${s}` : ""}#${anchor}`;
+  const next: AlertsQuery = { ...q, ...patch };
+  const parts = Object.entries(next).map(([k, v]) => [k, v === DEFAULTS[k as keyof AlertsQuery] ? null : v]);
+  return hrefWith(PATH, Object.fromEntries(parts), `#${anchor}`);
 }
 
 /** `2026-04-01T12:00` (a datetime-local input's value, read as UTC) from a time. */

@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import { NotFoundError } from "../../http/errors/errors";
 import { activeSilences, type Silence } from "./silences";
-import { type AlertLevel, type AlertStateRow, alertIssueId, alertPagePath, notConfigured, parseDetails, summaryOf } from "./state";
+import { type AlertLevel, type AlertStateRow, alertIssueId, alertPagePath, parseDetails, summaryOf } from "./state";
 import { firingStates, type JoinedState, recentStates, runHistory, runsOfSince, stateById, stateLevels } from "./store";
 import { type NoticeRow, noticesOfIssue } from "../link-inbox/store-reads";
 
@@ -80,11 +80,7 @@ export async function alertDetailOrThrow(ctx: AppContext, id: number) {
   const j = (await stateById(ctx.store, id)) as Joined | null;
   if (!j) throw new NotFoundError("alert", id);
   const alert = viewOf(j, (await activeSilences(ctx, ctx.clock.now().toISOString())).of(j.alert_key));
-  const history = (await runHistory(ctx.store, j.source, j.name, ALERT_HISTORY_SHOWN)).map(({ details, ...r }) => ({
-    ...r,
-    summary: summaryOf(details),
-    configured: !notConfigured(details),
-  }));
+  const history = (await runHistory(ctx.store, j.source, j.name, ALERT_HISTORY_SHOWN)).map((r) => ({ ...r, summary: summaryOf(r.details) }));
   return { alert, history, notices: await noticesOf(ctx, alertIssueId(j.source, j.name)) };
 }
 
