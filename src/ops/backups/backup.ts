@@ -3,7 +3,6 @@ import { join } from "node:path";
 import type { Actor } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
-import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { refuseBackupsOnPostgres } from "./engine";
 import { BackupDeadlineError, BackupWorkerError, copyInWorker, type CopyOutcome, sizeOrZero } from "./in-worker";
@@ -132,22 +131,15 @@ async function makeBackup(ctx: AppContext, input: BackupRunInput, run: BackupRun
 /** What a failure answers: the worker's as a 503 (a disk full or read-only, a dead worker), never a bare 500. */
 function asRefusal(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  const internal = (err as Error).message;
-  if (err instanceof BackupDeadlineError) {
-    const seconds = Number((err.deadlineMs / 1000).toFixed(1));
-    return new AppError(
-      "service_unavailable",
-      `The backup took longer than its deadline (${seconds} s for this database${err.phase ? `, stopped in ${err.phase}` : ""}) and was stopped; no backup was made; see the server log`,
-      { internal },
-    );
-  }
-  if (err instanceof BackupWorkerError && err.crashed) {
-    return new AppError("service_unavailable", "The backup's worker stopped before it finished; no backup was made; see the server log", { internal });
-  }
-  if (err instanceof BackupWorkerError && err.phase !== "snapshot") {
-    return new AppError("service_unavailable", "The backup could not be checked; no backup was made; see the server log", { internal });
-  }
-  return new AppError("service_unavailable", "The backup could not be written; see the server log", { internal });
+  const message =
+    err instanceof BackupDeadlineError
+      ? `The backup took longer than its deadline (${Number((err.deadlineMs / 1000).toFixed(1))} s for this database${err.phase ? `, stopped in ${err.phase}` : ""}) and was stopped; no backup was made; see the server log`
+      : err instanceof BackupWorkerError && err.crashed
+        ? "The backup's worker stopped before it finished; no backup was made; see the server log"
+        : err instanceof BackupWorkerError && err.phase !== "snapshot"
+          ? "The backup could not be checked; no backup was made; see the server log"
+          : "The backup could not be written; see the server log";
+  return new AppError("service_unavailable", message, { internal: (err as Error).message });
 }
 
 /**
@@ -199,24 +191,22 @@ async function pruneBackups(ctx: AppContext, input: BackupRunInput, keepName: st
   const at = ctx.clock.now().toISOString();
   for (const f of doomed) {
     try {
-      await ctx.store.tx((t) => deleteAudited(t, ctx, input, f, at));
+      await ctx.store.tx(async (t) => {
+        await recordAudit(t, {
+          at,
+          actor: input.actor,
+          action: "backup.pruned",
+          target: f.path,
+          details: { name: f.name, size_bytes: f.size_bytes, created_at: f.created_at, keep: ctx.config.backupKeep },
+          requestId: input.requestId ?? null,
+        });
+        rmSync(f.path);
+        rmSync(manifestPathOf(f.path), { force: true });
+      });
       pruned.push({ name: f.name, size_bytes: f.size_bytes, created_at: f.created_at });
     } catch (err) {
       ctx.log.warn("could not prune an old backup", { name: f.name, error: (err as Error).message });
     }
   }
   return pruned;
-}
-
-async function deleteAudited(t: Queryable, ctx: AppContext, input: BackupRunInput, f: BackupFile, at: string): Promise<void> {
-  await recordAudit(t, {
-    at,
-    actor: input.actor,
-    action: "backup.pruned",
-    target: f.path,
-    details: { name: f.name, size_bytes: f.size_bytes, created_at: f.created_at, keep: ctx.config.backupKeep },
-    requestId: input.requestId ?? null,
-  });
-  rmSync(f.path);
-  rmSync(manifestPathOf(f.path), { force: true });
 }

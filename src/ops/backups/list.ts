@@ -30,8 +30,7 @@ export interface BackupEntry extends BackupManifest {
 /** A backup file found in the folder, before its manifest is read or made. */
 export type BackupFile = Omit<BackupEntry, "sha256" | "integrity">;
 
-export const backupsDirOf = (dbPath: string) => join(dirname(dbPath), "backups");
-export const backupsDir = (ctx: Pick<AppContext, "config">) => backupsDirOf(ctx.config.dbPath);
+export const backupsDir = (ctx: Pick<AppContext, "config">) => join(dirname(ctx.config.dbPath), "backups");
 export const manifestPathOf = (backupPath: string) => `${backupPath}.json`;
 export const isBackupName = (name: string) => BACKUP_NAME.test(name);
 export const backupNameAt = (at: Date) => `herald-${at.toISOString().replace(/[:.]/g, "-")}.db`;
@@ -77,14 +76,6 @@ export function readManifest(backupPath: string, sizeBytes: number): BackupManif
   return { sha256: m.sha256, size_bytes: m.size_bytes, created_at: m.created_at, integrity: m.integrity };
 }
 
-function lstatOrNull(path: string): Stats | null {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
 /** When a backup was made: its manifest says so, else its name, else (a renamed copy) the file's mtime. */
 function createdAtOf(path: string, name: string, st: Stats): string {
   const recorded = readManifest(path, st.size)?.created_at;
@@ -101,8 +92,13 @@ function createdAtOf(path: string, name: string, st: Stats): string {
 export function backupFileOrNull(dir: string, name: string): BackupFile | null {
   if (!isBackupName(name)) return null;
   const path = join(dir, name);
-  const st = lstatOrNull(path);
-  if (!st?.isFile()) return null;
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return null;
+  }
+  if (!st.isFile()) return null;
   return { name, path, size_bytes: st.size, created_at: createdAtOf(path, name, st) };
 }
 
@@ -129,20 +125,14 @@ export async function describeBackup(file: BackupFile): Promise<BackupEntry> {
   const m: BackupManifest = { sha256: await sha256OfFile(file.path), size_bytes: file.size_bytes, created_at: file.created_at, integrity: "unknown" };
   try {
     writeManifest(file.path, m);
-  } catch (err) {
+  } catch {
     // A read-only folder still lists; the hash is computed again next time.
-    void err;
   }
   return { name: file.name, path: file.path, ...m };
 }
 
-export interface BackupPage {
-  items: BackupEntry[];
-  total: number;
-}
-
 /** One page of the backups, newest first. Only the page's files are hashed when they lack a manifest. 409 on PostgreSQL. */
-export async function listBackups(ctx: AppContext, page: { limit: number; offset: number }): Promise<BackupPage> {
+export async function listBackups(ctx: AppContext, page: { limit: number; offset: number }) {
   refuseBackupsOnPostgres(ctx.store.dialect);
   const files = listBackupFiles(backupsDir(ctx));
   const slice = files.slice(page.offset, page.offset + page.limit);
