@@ -1,6 +1,6 @@
 import { PNG } from "pngjs";
 import { escapeXml } from "../../http/formats/xml-escape";
-import type { UsageDay, UsageReport } from "./service";
+import type { UsageReport } from "./service";
 import { GLYPH_HEIGHT } from "../digest/trend-font";
 import { niceAxis, Raster, type Rgb, textWidth } from "../digest/trend-png";
 
@@ -9,6 +9,8 @@ import { niceAxis, Raster, type Rgb, textWidth } from "../digest/trend-png";
 // Both carry the series in the X-Usage-Legend header, as JSON: [{"key","label","color"}] in drawing order.
 
 export const USAGE_CHART_BOUNDS = { w: { minimum: 320, maximum: 1600, default: 800 }, h: { minimum: 200, maximum: 900, default: 360 } } as const;
+
+type UsageDay = UsageReport["series"][number];
 
 interface Series {
   key: "export" | "token";

@@ -32,14 +32,6 @@ export async function recordExportUsage(ctx: Pick<AppContext, "store" | "clock">
   });
 }
 
-export interface UsageDay {
-  day: string;
-  downloads: number;
-  export_downloads: number;
-  token_downloads: number;
-  bytes: number;
-}
-
 export type UsageReport = Awaited<ReturnType<typeof exportUsage>>;
 
 const DAY_MS = 86_400_000;
@@ -58,11 +50,12 @@ export async function exportUsage(ctx: AppContext, days: number, source: UsageSo
 
   // One group per (day, export); `who` becomes its sorted operators (the admin actor labels) and their count.
   const groups = new Map<string, { day: string; export: string; downloads: number; bytes: number; who: Set<string> }>();
-  const series = new Map<string, UsageDay>();
-  for (let i = 0; i < days; i++) {
-    const day = dayOf(new Date(today - (days - 1 - i) * DAY_MS).toISOString());
-    series.set(day, { day, downloads: 0, export_downloads: 0, token_downloads: 0, bytes: 0 });
-  }
+  const series = new Map(
+    Array.from({ length: days }, (_, i) => {
+      const day = dayOf(new Date(today - (days - 1 - i) * DAY_MS).toISOString());
+      return [day, { day, downloads: 0, export_downloads: 0, token_downloads: 0, bytes: 0 }];
+    }),
+  );
   for (const r of raw) {
     const day = dayOf(r.at);
     const key = `${day}\u0000${r.export}`;
