@@ -11,24 +11,9 @@ export interface TimeRange {
   until: string;
 }
 
-export interface ErrorCodeCount {
-  error_code: string;
-  status: number;
-  count: number;
-  /** Of the failed requests counted (0–1, 4 decimals). */
-  share: number;
-}
-
-export interface RouteCount {
-  method: string;
-  route: string;
-  count: number;
-  server_errors: number;
-  share: number;
-}
-
 export type TopErrors = Awaited<ReturnType<typeof topErrors>>;
 
+/** Of the failed requests counted (0–1, 4 decimals). */
 const share = (n: number, of: number) => (of === 0 ? 0 : Math.round((n / of) * 10_000) / 10_000);
 
 /** A failed request (status ≥ 400) names its code; one without a catalog code is named by its status. */
@@ -40,16 +25,16 @@ export async function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: nu
   // rowsLimit + 1 rows of the range would mean more than we read: ask for exactly one row past the bound.
   const beyond = await holdsMoreThan(ctx.store, range.since, range.until, rowsLimit);
   const read = Math.min(rowsLimit, await rowsUpTo(ctx.store, range.since, range.until, rowsLimit));
-  const codes = new Map<string, ErrorCodeCount>();
-  const routes = new Map<string, RouteCount>();
+  const codes = new Map<string, { error_code: string; status: number; count: number }>();
+  const routes = new Map<string, { method: string; route: string; count: number; server_errors: number }>();
   let serverErrors = 0;
   for (const r of errors) {
     const code = codeOf(r);
-    const c = codes.get(`${code} ${r.status}`) ?? { error_code: code, status: r.status, count: 0, share: 0 };
+    const c = codes.get(`${code} ${r.status}`) ?? { error_code: code, status: r.status, count: 0 };
     c.count++;
     codes.set(`${code} ${r.status}`, c);
     const key = `${r.method} ${r.route}`;
-    const rc = routes.get(key) ?? { method: r.method, route: r.route, count: 0, server_errors: 0, share: 0 };
+    const rc = routes.get(key) ?? { method: r.method, route: r.route, count: 0, server_errors: 0 };
     rc.count++;
     if (r.status >= 500) {
       rc.server_errors++;

@@ -48,20 +48,9 @@ export const PROBES: readonly ProbeDefinition[] = [
   },
 ];
 
-export interface ProbeResult {
-  probe: string;
-  url: string;
-  status: number | null;
-  latency_ms: number | null;
-  had_data: boolean;
-  ok: boolean;
-  error: string | null;
-}
-
-export interface ProbeRunRow extends ProbeResult {
-  at: string;
-  run_id: string;
-}
+/** A probe's row as read back, its flags as booleans; without at and run_id, one probe's answer. */
+export type ProbeRunRow = Omit<ProbeRead, "had_data" | "ok"> & { had_data: boolean; ok: boolean };
+export type ProbeResult = Omit<ProbeRunRow, "at" | "run_id">;
 
 const short = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 
