@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { startWorker } from "../../worker-entry";
-import type { BackupJob, BackupPhase, CheckpointResult, WorkerMessage } from "./worker-protocol";
+import type { BackupJob, BackupPhase, WorkerMessage } from "./worker-protocol";
 
 // The main thread's side of the backup's worker (backup-worker.ts): its messages and the growing copy's size become
 // progress, and it settles once — answer, failure or death — terminating the worker, so none outlives its backup.
@@ -9,12 +9,7 @@ import type { BackupJob, BackupPhase, CheckpointResult, WorkerMessage } from "./
 const POLL_MS = 250;
 
 /** The worker's answer: the copy is at job.partialPath; `integrity` "ok" or what SQLite reported. */
-export interface CopyOutcome {
-  integrity: string;
-  sha256: string;
-  sizeBytes: number;
-  checkpoint: CheckpointResult | null;
-}
+export type CopyOutcome = Omit<Extract<WorkerMessage, { type: "done" }>, "type">;
 
 /** A phase failed in the worker (an SQLite or file error), or the worker died before it answered. */
 export class BackupWorkerError extends Error {

@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/formats/csv";
-import { insertUsage, usageBetween } from "./store";
+import { insertUsage, type UsageRow, usageBetween } from "./store";
 
 // Export usage (ops_export_usage): one row per download of an operator-console export — who (the admin actor
 // label), which (the route template), when, how many bytes of body, and how: `export` for a direct download
@@ -11,14 +11,8 @@ export const USAGE_SOURCES = ["export", "token"] as const;
 export type UsageSource = (typeof USAGE_SOURCES)[number];
 export type UsageSourceFilter = "all" | UsageSource;
 
-export interface ExportUsageInput {
-  actor: string;
-  export: string;
-  bytes: number;
-  source: UsageSource;
-  /** Defaults to the clock's now. */
-  at?: string;
-}
+/** `at` defaults to the clock's now. */
+export type ExportUsageInput = Omit<UsageRow, "id" | "at" | "source"> & { source: UsageSource; at?: string };
 
 /** Records one download. Cheap (one INSERT): only export downloads call it, never ordinary routes. */
 export async function recordExportUsage(ctx: Pick<AppContext, "store" | "clock">, u: ExportUsageInput): Promise<void> {
