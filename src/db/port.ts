@@ -194,3 +194,33 @@ export function placeholders(n: number): string {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`placeholders(${n}): an IN list needs at least one value`);
   return Array.from({ length: n }, () => "?").join(", ");
 }
+
+/** The `n` of a `SELECT count(*) AS n …` (both engines answer it as a number: int8 is converted in postgres-wire.ts). */
+export async function countOf(q: Queryable, sql: string, params?: readonly Param[]): Promise<number> {
+  return (await q.get<{ n: number }>(sql, params))?.n ?? 0;
+}
+
+/**
+ * A WHERE built from the filters that are set, each condition with its parameters: optional filters are added only
+ * when given, never as `? IS NULL OR …` (PostgreSQL cannot type a parameter that is only compared with NULL, and a
+ * planner chooses one plan for every value of it, so such a clause uses no index).
+ */
+export class Where {
+  readonly parts: string[] = [];
+  readonly params: Param[] = [];
+  add(condition: string, ...values: Param[]): this {
+    this.parts.push(condition);
+    this.params.push(...values);
+    return this;
+  }
+  when(value: Param | undefined | null, condition: string, times = 1): this {
+    return value === undefined || value === null ? this : this.add(condition, ...Array.from({ length: times }, () => value));
+  }
+  /** `column IN (?, …)` when `values` holds any; nothing when it is empty. */
+  whenAny(column: string, values: readonly Param[]): this {
+    return values.length ? this.add(`${column} IN (${placeholders(values.length)})`, ...values) : this;
+  }
+  get sql(): string {
+    return this.parts.length ? `WHERE ${this.parts.join(" AND ")}` : "";
+  }
+}

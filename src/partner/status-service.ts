@@ -1,6 +1,7 @@
 import type { PartnerActor } from "../auth/actors";
 import { ownerOf, type Owner } from "../auth/actors";
 import type { AppContext } from "../context";
+import { countOf } from "../db/port";
 import { AppError } from "../http/errors/errors";
 import { deliveryHealth, deliverySloControls } from "../webhooks/service";
 import { latencyOf, requestCountsOf } from "../http/request-log/latency";
@@ -19,11 +20,11 @@ async function pingDatabaseOrThrow(ctx: AppContext): Promise<void> {
 
 /** Dead letters of this owner in the window: the only partner-visible sign that deliveries need attention. */
 async function recentDeadLetters(ctx: AppContext, owner: Owner, sinceIso: string): Promise<number> {
-  const row = await ctx.store.get<{ n: number }>(
-    "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?",
-    [owner.partner, owner.mode, sinceIso],
-  );
-  return row?.n ?? 0;
+  return countOf(ctx.store, "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?", [
+    owner.partner,
+    owner.mode,
+    sinceIso,
+  ]);
 }
 
 /**

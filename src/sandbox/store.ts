@@ -1,12 +1,12 @@
 import type { Static } from "@sinclair/typebox";
 import type { Owner } from "../auth/actors";
 import type { KeyRow } from "../auth/keys";
-import { type Dialect, placeholders, type Queryable } from "../db/port";
+import { countOf, type Dialect, placeholders, type Queryable, Where } from "../db/port";
 import { RowHeldElsewhere } from "../db/row-held";
 import type { PageRequest } from "../http/pagination";
 import type { RowOf } from "../db/rows";
 import type { UserRow } from "../partner/service";
-import { type DeliveryRow, type WebhookRow, Where } from "../webhooks/service";
+import type { DeliveryRow, WebhookRow } from "../webhooks/service";
 import type { Metrics, RecentError } from "./model";
 import type { SandboxWebhooksModel } from "./webhooks-model";
 import type { sandboxFixtures } from "./tables";
@@ -159,8 +159,8 @@ export const sandboxKeysOf = (q: Queryable, partner: string) =>
     [partner],
   );
 
-export const activeLiveKeyCount = async (q: Queryable, partner: string) =>
-  (await q.get<{ n: number }>("SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'", [partner]))!.n;
+export const activeLiveKeyCount = (q: Queryable, partner: string) =>
+  countOf(q, "SELECT count(*) AS n FROM partner_keys WHERE partner = ? AND mode = 'live' AND status = 'active'", [partner]);
 
 export type Traffic = Static<typeof Metrics> & { simulator_runs: number };
 
@@ -190,22 +190,24 @@ export const recentErrorsOf = (q: Queryable, keyIds: readonly string[], sinceIso
 
 /** Durable evidence that mutations carried Idempotency-Key: stored records (24 h) and the ledger's own column. */
 export async function idempotentMutationCount(q: Queryable, partner: string, keyIds: readonly string[]): Promise<number> {
-  const records = await q.get<{ n: number }>(
+  const records = await countOf(
+    q,
     `SELECT count(*) AS n FROM idempotency_records WHERE key_id IN (${placeholders(keyIds.length)}) AND state = 'completed'`,
     keyIds,
   );
   // Through the partner's sandbox users (partner_users_owner_idx), then each user's entries (salutes_ledger_user_idx):
   // the ledger has no index by owner, and a user id names one owner.
-  const ledger = await q.get<{ n: number }>(
+  const ledger = await countOf(
+    q,
     `SELECT count(*) AS n FROM partner_users u JOIN salutes_ledger l ON l.user_id = u.id
      WHERE u.partner = ? AND u.mode = 'sandbox' AND l.idempotency_key IS NOT NULL`,
     [partner],
   );
-  return records!.n + ledger!.n;
+  return records + ledger;
 }
 
-export const acknowledgedCount = async (q: Queryable, partner: string) =>
-  (await q.get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox' AND status = 'succeeded'", [partner]))!.n;
+export const acknowledgedCount = (q: Queryable, partner: string) =>
+  countOf(q, "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = 'sandbox' AND status = 'succeeded'", [partner]);
 
 export const sandboxUserOf = (q: Queryable, partner: string, id: number) =>
   q.get<Pick<UserRow, "id" | "external_id" | "status">>("SELECT id, external_id, status FROM partner_users WHERE id = ? AND partner = ? AND mode = 'sandbox'", [
@@ -215,7 +217,7 @@ export const sandboxUserOf = (q: Queryable, partner: string, id: number) =>
 
 /** What the report says of one sandbox user: wallets, ledger entries, and entries written under an Idempotency-Key. */
 export async function userCounts(q: Queryable, userId: number) {
-  const n = async (sql: string) => (await q.get<{ n: number }>(sql, [userId]))!.n;
+  const n = (sql: string) => countOf(q, sql, [userId]);
   return {
     wallets: await n("SELECT count(*) AS n FROM wallet_links WHERE user_id = ?"),
     ledger_entries: await n("SELECT count(*) AS n FROM salutes_ledger WHERE user_id = ?"),

@@ -1,14 +1,14 @@
 import { type BatchBound, type BatchedDelete, type BatchedDeleteResult, deleteInBatches } from "../db/batched-delete";
-import { type Dialect, type Param, placeholders, type Queryable, type Store } from "../db/port";
+import { countOf, type Dialect, placeholders, type Queryable, type Store, Where } from "../db/port";
 import { apartTask } from "../db/apart";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
 import type { events, webhookDeliveries, webhookReplays, webhooks } from "./tables";
 
+export { Where };
+
 // The SQL of the delivery records as partners and operators read and replay them (lists, dead letters, replay
 // history, health counts, retention), written once for both engines. The dispatcher's own SQL is lease-store.ts.
-// Optional filters are added to the WHERE only when given, never as `? IS NULL OR …` (PostgreSQL cannot type a
-// parameter that is only compared with NULL).
 
 type D = RowOf<typeof webhookDeliveries>;
 
@@ -26,23 +26,6 @@ export type ReplayRow = Pick<RowOf<typeof webhookReplays>, "delivery_id" | "reas
 const SELECT = `SELECT d.id, d.partner, d.mode, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag,
   d.last_error, d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
   FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id`;
-
-/** A WHERE built from the filters that are set; each condition has its parameters. */
-export class Where {
-  readonly parts: string[] = [];
-  readonly params: Param[] = [];
-  add(condition: string, ...values: Param[]): this {
-    this.parts.push(condition);
-    this.params.push(...values);
-    return this;
-  }
-  when(value: Param | undefined | null, condition: string, times = 1): this {
-    return value === undefined || value === null ? this : this.add(condition, ...Array.from({ length: times }, () => value));
-  }
-  get sql(): string {
-    return this.parts.length ? `WHERE ${this.parts.join(" AND ")}` : "";
-  }
-}
 
 export interface DeliveryFilter {
   status?: string;
@@ -90,7 +73,7 @@ const DEAD_SINCE = "d.partner = ? AND d.mode = ? AND d.status = 'dead_letter' AN
 export async function deadLetterRows(q: Queryable, owner: Owner, sinceIso: string) {
   const p = [owner.partner, owner.mode, sinceIso];
   const rows = await q.all<DeliveryRow>(`${SELECT} WHERE ${DEAD_SINCE} ORDER BY d.id DESC LIMIT 200`, p);
-  const { n } = (await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries d WHERE ${DEAD_SINCE}`, p))!;
+  const n = await countOf(q, `SELECT count(*) AS n FROM webhook_deliveries d WHERE ${DEAD_SINCE}`, p);
   const byType = await q.all<{ event_type: string; count: number }>(
     `SELECT e.event_type, count(*) AS count FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${DEAD_SINCE}
      GROUP BY e.event_type ORDER BY count DESC, e.event_type`,
@@ -127,7 +110,7 @@ export function operatorDeadLetterRows(q: Queryable, f: OperatorFilter, page: { 
 
 export async function countOperatorDeadLetters(q: Queryable, f: OperatorFilter): Promise<number> {
   const w = operatorWhere(f);
-  return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ${w.sql}`, w.params))!.n;
+  return countOf(q, `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ${w.sql}`, w.params);
 }
 
 /**
@@ -234,22 +217,19 @@ export async function stateCounts(q: Queryable, a: { owner: Owner | null; settle
       `SELECT d.status AS status, count(*) AS n ${own} AND d.${OPEN_STATES} GROUP BY d.status`,
       ownerParams,
     );
-    const done = await q.get<{ n: number }>(`SELECT count(*) AS n ${own} AND d.status = 'succeeded' AND d.updated_at > ?`, [...ownerParams, a.settledSinceIso]);
-    const dead = await q.get<{ n: number }>(DEAD_OF_OWNER, ownerParams);
-    return [...open, { status: "succeeded", n: done?.n ?? 0 }, { status: "dead_letter", n: dead?.n ?? 0 }];
+    const done = await countOf(q, `SELECT count(*) AS n ${own} AND d.status = 'succeeded' AND d.updated_at > ?`, [...ownerParams, a.settledSinceIso]);
+    return [...open, { status: "succeeded", n: done }, { status: "dead_letter", n: await countOf(q, DEAD_OF_OWNER, ownerParams) }];
   }
   const open = await q.all<{ status: DeliveryStatus; n: number }>(`SELECT status, count(*) AS n FROM webhook_deliveries WHERE ${OPEN_STATES} GROUP BY status`);
   const settled = `SELECT count(*) AS n FROM webhook_deliveries WHERE ${SETTLED} AND status = 'succeeded' AND updated_at > ?`;
-  const done = await q.get<{ n: number }>(settled, [a.settledSinceIso]);
-  return [...open, { status: "succeeded", n: done?.n ?? 0 }, { status: "dead_letter", n: await deadLetterCount(q) }];
+  const done = await countOf(q, settled, [a.settledSinceIso]);
+  return [...open, { status: "succeeded", n: done }, { status: "dead_letter", n: await deadLetterCount(q) }];
 }
 
 /** stateCounts apart from the event loop (src/db/apart.ts): a backlog of a million deliveries is a million index entries. */
 export const stateCountsTask = apartTask("delivery-state-counts", stateCounts);
 
-export async function deadLetterCount(q: Queryable): Promise<number> {
-  return (await q.get<{ n: number }>(DEAD_TOTAL))!.n;
-}
+export const deadLetterCount = (q: Queryable) => countOf(q, DEAD_TOTAL);
 
 /**
  * The condition of deliveries_settled_idx, repeated in the prune's statements: SQLite uses a partial index only for a

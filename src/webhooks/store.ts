@@ -1,9 +1,8 @@
 import { type BatchBound, DEFAULT_MAX_MS, repeatBatches } from "../db/batched-delete";
 import { inOrder } from "../db/in-order";
-import type { Dialect, Param, Queryable, Store } from "../db/port";
+import { countOf, type Dialect, type Param, type Queryable, type Store, Where } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
-import { Where } from "./deliveries-store";
 import type { webhooks } from "./tables";
 
 // The SQL of the webhooks and events tables (the outbox's event rows, the partner's receivers), written once for
@@ -74,9 +73,7 @@ const OWNED = "partner = ? AND mode = ? AND deleted_at IS NULL";
 export const webhookOf = (q: Queryable, owner: Owner, id: number) =>
   q.get<WebhookRow>(`SELECT * FROM webhooks WHERE id = ? AND ${OWNED}`, [id, owner.partner, owner.mode]);
 
-export async function countWebhooks(q: Queryable, owner: Owner): Promise<number> {
-  return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM webhooks WHERE ${OWNED}`, [owner.partner, owner.mode]))!.n;
-}
+export const countWebhooks = (q: Queryable, owner: Owner) => countOf(q, `SELECT count(*) AS n FROM webhooks WHERE ${OWNED}`, [owner.partner, owner.mode]);
 
 /**
  * A new webhook; its secret is sealed with its id (the AAD), so it is written second, by `seal` — in the same

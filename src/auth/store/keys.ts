@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerKeys } from "../tables";
 
@@ -73,9 +73,7 @@ export async function rotateKey(
   return r.changes === 1;
 }
 
-export async function countKeys(q: Queryable): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM partner_keys"))?.n ?? 0;
-}
+export const countKeys = (q: Queryable) => countOf(q, "SELECT count(*) AS n FROM partner_keys");
 
 /** Whether any key has ever made a signed call (its first one writes last_used_at at once). */
 export async function anyKeyUsed(q: Queryable): Promise<boolean> {

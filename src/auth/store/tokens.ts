@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { adminTokens } from "../tables";
 
@@ -33,14 +33,10 @@ export async function revokeToken(q: Queryable, id: number, atIso: string): Prom
   return (await q.run("UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [atIso, id])).changes === 1;
 }
 
-export async function countTokens(q: Queryable): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM admin_tokens"))?.n ?? 0;
-}
+export const countTokens = (q: Queryable) => countOf(q, "SELECT count(*) AS n FROM admin_tokens");
 
 /** Tokens that still open /admin (not revoked). */
-export async function countActiveTokens(q: Queryable): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM admin_tokens WHERE revoked_at IS NULL"))?.n ?? 0;
-}
+export const countActiveTokens = (q: Queryable) => countOf(q, "SELECT count(*) AS n FROM admin_tokens WHERE revoked_at IS NULL");
 
 /** Whether any token has ever been used: a bearer call or a console sign-in (both verify it, which writes last_used_at). */
 export async function anyTokenUsed(q: Queryable): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { jobRuns } from "../../jobs/tables";
 
@@ -29,9 +29,11 @@ export async function runStats(q: Queryable, job: string, since: string) {
   // Consecutive failures: the failed runs after the latest success in (started_at, id) order — the id only breaks
   // a tie of start times ('' sorts before any ISO time).
   const at = lastOk?.started_at ?? "";
-  const streak = (await q.get<{ n: number }>(
-    "SELECT count(*) AS n FROM job_runs WHERE name = ? AND ok = 0 AND (started_at > ? OR (started_at = ? AND id > ?))",
-    [job, at, at, lastOk?.id ?? 0],
-  ))!;
-  return { runs: agg.runs, failures: agg.failures, consecutive_failures: streak.n, last_success_at: lastOk?.started_at ?? null };
+  const streak = await countOf(q, "SELECT count(*) AS n FROM job_runs WHERE name = ? AND ok = 0 AND (started_at > ? OR (started_at = ? AND id > ?))", [
+    job,
+    at,
+    at,
+    lastOk?.id ?? 0,
+  ]);
+  return { runs: agg.runs, failures: agg.failures, consecutive_failures: streak, last_success_at: lastOk?.started_at ?? null };
 }

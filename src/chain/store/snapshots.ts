@@ -1,4 +1,4 @@
-import type { Dialect, Param, Queryable } from "../../db/port";
+import { countOf, type Dialect, type Param, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { chainHolderGrowth, chainHolderSnapshots, chainMintAuthoritySnapshots, chainSyncRuns, chainTokenSnapshots } from "../tables";
 
@@ -38,9 +38,7 @@ export function dailyHolderSnapshots(q: Queryable, mint: string): Promise<Holder
   );
 }
 
-export async function countGrowthPoints(q: Queryable, mint: string): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM chain_holder_growth WHERE mint = ?", [mint]))!.n;
-}
+export const countGrowthPoints = (q: Queryable, mint: string) => countOf(q, "SELECT count(*) AS n FROM chain_holder_growth WHERE mint = ?", [mint]);
 
 /** The columns every snapshot row starts with: when it was taken, by which job run, of which mint. */
 export const snapshotHead = (takenAt: Date, runId: number | null, mint: string) => ({ taken_at: takenAt.toISOString(), job_run_id: runId, mint });

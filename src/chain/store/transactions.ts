@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { chainSyncCursors, chainTransactions } from "../tables";
 
@@ -50,9 +50,7 @@ export async function moveCursor(q: Queryable, c: CursorRow): Promise<void> {
   );
 }
 
-export async function countTransactions(q: Queryable, mint: string): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM chain_transactions WHERE mint = ?", [mint]))!.n;
-}
+export const countTransactions = (q: Queryable, mint: string) => countOf(q, "SELECT count(*) AS n FROM chain_transactions WHERE mint = ?", [mint]);
 
 /** The newest `limit` transactions of the mint by slot (signature breaks ties, so pages are stable). */
 export function latestTransactionRows(q: Queryable, mint: string, limit: number): Promise<TransactionView[]> {

@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import type { Dialect, Param, Queryable, Store } from "../../db/port";
+import { countOf, type Dialect, type Param, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerBotOutbox, messengerUpdates } from "../tables";
 
@@ -105,9 +105,8 @@ export const outboxWindowCounts = (q: Queryable, sinceIso: string, cap: number) 
     [sinceIso, cap],
   );
 
-export async function deadSince(q: Queryable, sinceIso: string): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_bot_outbox WHERE status = 'dead' AND created_at >= ?", [sinceIso]))?.n ?? 0;
-}
+export const deadSince = (q: Queryable, sinceIso: string) =>
+  countOf(q, "SELECT COUNT(*) AS n FROM messenger_bot_outbox WHERE status = 'dead' AND created_at >= ?", [sinceIso]);
 
 // ---- updates ----
 

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerAudienceGroups, messengerCatalogCampaigns, messengerWheelCampaigns } from "../config/tables";
 
@@ -35,9 +35,7 @@ export const audienceGroupsPage = (q: Queryable, afterKey: string | null, limit:
     offset,
   ]);
 
-export async function countAudienceGroups(q: Queryable): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_audience_groups"))?.n ?? 0;
-}
+export const countAudienceGroups = (q: Queryable) => countOf(q, "SELECT COUNT(*) AS n FROM messenger_audience_groups");
 
 export async function updateAudienceGroup(t: Queryable, key: string, title: string, rule: string): Promise<AudienceGroupRow> {
   return (await t.get<AudienceGroupRow>("UPDATE messenger_audience_groups SET title = ?, rule = ? WHERE group_key = ? RETURNING *", [title, rule, key]))!;

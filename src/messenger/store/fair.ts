@@ -1,4 +1,4 @@
-import type { Queryable, Statement } from "../../db/port";
+import { countOf, type Queryable, type Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerSeedCommitments, messengerSeeds, messengerSpins } from "../tables";
 
@@ -120,9 +120,8 @@ export async function campaignHasSpins(q: Queryable, campaignKey: string): Promi
   return (await q.get("SELECT id FROM messenger_spins WHERE campaign_key = ? LIMIT 1", [campaignKey])) !== null;
 }
 
-export async function countSpinsOf(q: Queryable, telegramUserId: number): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_spins WHERE telegram_user_id = ?", [telegramUserId]))?.n ?? 0;
-}
+export const countSpinsOf = (q: Queryable, telegramUserId: number) =>
+  countOf(q, "SELECT COUNT(*) AS n FROM messenger_spins WHERE telegram_user_id = ?", [telegramUserId]);
 
 /** The min and max id (the window search's bounds); nulls when there are no spins. */
 export const spinIdBounds = (q: Queryable) =>

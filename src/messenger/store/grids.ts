@@ -1,4 +1,4 @@
-import type { Queryable, Statement } from "../../db/port";
+import { countOf, type Queryable, type Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerGrids } from "../tables";
 
@@ -34,9 +34,8 @@ export const setRevealedStatement = (id: number, revealed: string, status: GridR
   params: [revealed, status, endedAt, id],
 });
 
-export async function countGridsOf(q: Queryable, telegramUserId: number): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_grids WHERE telegram_user_id = ?", [telegramUserId]))?.n ?? 0;
-}
+export const countGridsOf = (q: Queryable, telegramUserId: number) =>
+  countOf(q, "SELECT COUNT(*) AS n FROM messenger_grids WHERE telegram_user_id = ?", [telegramUserId]);
 
 export const gridIdBounds = (q: Queryable) =>
   q.get<{ lo: number | null; hi: number | null }>(

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 
 // The operators' mission analytics (src/messenger/admin/missions-analytics.ts): reads of
 // messenger_mission_enrollments and messenger_mission_events, each bounded by one mission's key (and a time range)
@@ -47,13 +47,13 @@ export const completingEvents = (q: Queryable, w: Omit<Window, "byDay">) =>
   );
 
 /** Of the players who enrolled in [since, until), how many had completed before `until`. */
-export async function enrolledAndCompleted(q: Queryable, key: string, since: string, until: string): Promise<number> {
-  const row = await q.get<{ n: number }>(
-    "SELECT COUNT(*) AS n FROM messenger_mission_enrollments WHERE mission_key = ? AND enrolled_at >= ? AND enrolled_at < ? AND completed_at < ?",
-    [key, since, until, until],
-  );
-  return row?.n ?? 0;
-}
+export const enrolledAndCompleted = (q: Queryable, key: string, since: string, until: string) =>
+  countOf(q, "SELECT COUNT(*) AS n FROM messenger_mission_enrollments WHERE mission_key = ? AND enrolled_at >= ? AND enrolled_at < ? AND completed_at < ?", [
+    key,
+    since,
+    until,
+    until,
+  ]);
 
 /** The all-time funnel: enrolled, started (some progress or completed), completed, and the first enrollment. */
 export async function funnelOf(q: Queryable, key: string) {

@@ -1,4 +1,4 @@
-import type { Dialect, Queryable, Statement } from "../../db/port";
+import { countOf, type Dialect, type Queryable, type Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerMissionEnrollments, messengerMissionEvents, messengerMissions } from "../tables";
 
@@ -63,9 +63,7 @@ export const missionsPage = (q: Queryable, afterCreated: string | null, afterKey
     [afterCreated, afterCreated, afterCreated, afterKey ?? "", limit, offset],
   );
 
-export async function countMissions(q: Queryable): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_missions"))?.n ?? 0;
-}
+export const countMissions = (q: Queryable) => countOf(q, "SELECT COUNT(*) AS n FROM messenger_missions");
 
 export const activeMissions = (q: Queryable, limit: number) =>
   q.all<MissionRow>("SELECT * FROM messenger_missions WHERE active = 1 ORDER BY created_at, mission_key LIMIT ?", [limit]);
@@ -194,15 +192,8 @@ export async function addObserved(t: Queryable, telegramUserId: number, eventTyp
   await t.run(s.sql, s.params);
 }
 
-export async function countCompletedOf(q: Queryable, telegramUserId: number): Promise<number> {
-  return (
-    (
-      await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_mission_enrollments WHERE telegram_user_id = ? AND completed_at IS NOT NULL", [
-        telegramUserId,
-      ])
-    )?.n ?? 0
-  );
-}
+export const countCompletedOf = (q: Queryable, telegramUserId: number) =>
+  countOf(q, "SELECT COUNT(*) AS n FROM messenger_mission_enrollments WHERE telegram_user_id = ? AND completed_at IS NOT NULL", [telegramUserId]);
 
 // ---- progress events ----
 
@@ -213,13 +204,12 @@ export const priorEvent = (q: Queryable, telegramUserId: number, clientEventId: 
   );
 
 /** Accepted events of the player on one mission after `sinceIso` (the per-minute cap). */
-export async function acceptedEventsSince(q: Queryable, telegramUserId: number, key: string, sinceIso: string): Promise<number> {
-  const row = await q.get<{ n: number }>(
-    "SELECT COUNT(*) AS n FROM messenger_mission_events WHERE telegram_user_id = ? AND mission_key = ? AND created_at > ? AND accepted = 1",
-    [telegramUserId, key, sinceIso],
-  );
-  return row?.n ?? 0;
-}
+export const acceptedEventsSince = (q: Queryable, telegramUserId: number, key: string, sinceIso: string) =>
+  countOf(q, "SELECT COUNT(*) AS n FROM messenger_mission_events WHERE telegram_user_id = ? AND mission_key = ? AND created_at > ? AND accepted = 1", [
+    telegramUserId,
+    key,
+    sinceIso,
+  ]);
 
 /** Accepted progress units of the player on one mission from `fromIso` (the daily cap). */
 export async function acceptedUnitsFrom(q: Queryable, telegramUserId: number, key: string, fromIso: string): Promise<number> {

@@ -1,4 +1,4 @@
-import type { Queryable, Statement } from "../../db/port";
+import { countOf, type Queryable, type Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerPlayers } from "../tables";
 
@@ -143,12 +143,13 @@ export const topByPointsEarned = (q: Queryable, limit: number) =>
  * it reads that many index entries: few for the players near the top, who look at it most.
  */
 export async function playersAhead(q: Queryable, pointsEarned: number, telegramUserId: number): Promise<number> {
-  const row = await q.get<{ n: number }>(
+  const n = await countOf(
+    q,
     `SELECT (SELECT COUNT(*) FROM messenger_players WHERE points_earned > ?)
        + (SELECT COUNT(*) FROM messenger_players WHERE points_earned = ? AND telegram_user_id < ?) AS n`,
     [pointsEarned, pointsEarned, telegramUserId],
   );
-  return Number(row?.n ?? 0);
+  return Number(n);
 }
 
 export type ProfileSort = "points_earned" | "last_seen" | "telegram_user_id";
@@ -171,6 +172,5 @@ export const playersPage = (q: Queryable, f: { sort: ProfileSort; linked: boolea
  * The players matching `linked`, counted up to `cap` + 1 (more than `cap` means "at least that many"): an exact
  * count would read every player on each page of the operators' list.
  */
-export async function countPlayers(q: Queryable, linked: boolean | null, cap: number): Promise<number> {
-  return (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM messenger_players ${linkedWhere(linked)} LIMIT ?) capped`, [cap + 1]))?.n ?? 0;
-}
+export const countPlayers = (q: Queryable, linked: boolean | null, cap: number) =>
+  countOf(q, `SELECT COUNT(*) AS n FROM (SELECT 1 FROM messenger_players ${linkedWhere(linked)} LIMIT ?) capped`, [cap + 1]);

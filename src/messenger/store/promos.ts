@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerPromoClaims, messengerPromos, messengerSalutesRewards } from "../tables";
 
@@ -63,9 +63,8 @@ export async function countClaim(t: Queryable, code: string): Promise<boolean> {
   return (await t.run("UPDATE messenger_promos SET claims = claims + 1 WHERE code = ? AND claims < max_claims", [code])).changes > 0;
 }
 
-export async function countClaimsOf(q: Queryable, telegramUserId: number): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT COUNT(*) AS n FROM messenger_promo_claims WHERE telegram_user_id = ?", [telegramUserId]))?.n ?? 0;
-}
+export const countClaimsOf = (q: Queryable, telegramUserId: number) =>
+  countOf(q, "SELECT COUNT(*) AS n FROM messenger_promo_claims WHERE telegram_user_id = ?", [telegramUserId]);
 
 type RewardKey = { partner: string; partnerUserId: number; rewardKey: string };
 

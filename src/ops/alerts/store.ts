@@ -1,4 +1,4 @@
-import { type Param, placeholders, type Queryable } from "../../db/port";
+import { countOf, type Param, placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsAlertRuns, opsAlertSilences, opsAlertState } from "../tables";
 
@@ -34,9 +34,7 @@ export interface RunFilter {
 const RUN_FILTER = "at >= ? AND at <= ? AND (CAST(? AS text) = 'all' OR source = ?) AND (CAST(? AS text) = 'all' OR status = ?)";
 const runFilterArgs = (f: RunFilter): Param[] => [f.from, f.to, f.source, f.source, f.status, f.status];
 
-export async function countRuns(q: Queryable, f: RunFilter): Promise<number> {
-  return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM ops_alert_runs WHERE ${RUN_FILTER}`, runFilterArgs(f)))?.n ?? 0;
-}
+export const countRuns = (q: Queryable, f: RunFilter) => countOf(q, `SELECT count(*) AS n FROM ops_alert_runs WHERE ${RUN_FILTER}`, runFilterArgs(f));
 
 /** Alert rows of the filter, newest first (then by id, so ties keep insertion order reversed). */
 export const runsPage = (q: Queryable, f: RunFilter, limit: number, offset: number) =>

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { countOf, type Queryable } from "../../db/port";
 
 // An incident draft's reads of request_log and job_runs (other domains' tables; layering.test.ts allows it). Every
 // read is bounded twice: by time (the `at` / `started_at` indexes) and by a row count. Written once for both engines.
@@ -30,14 +30,8 @@ export async function holdsMoreThan(q: Queryable, since: string, until: string, 
   return (await q.get("SELECT 1 AS x FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT 1 OFFSET ?", [since, until, rowsLimit])) !== null;
 }
 
-export async function rowsUpTo(q: Queryable, since: string, until: string, rowsLimit: number): Promise<number> {
-  const r = await q.get<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 AS one FROM request_log WHERE at >= ? AND at < ? LIMIT ?) bounded", [
-    since,
-    until,
-    rowsLimit,
-  ]);
-  return r?.n ?? 0;
-}
+export const rowsUpTo = (q: Queryable, since: string, until: string, rowsLimit: number) =>
+  countOf(q, "SELECT count(*) AS n FROM (SELECT 1 AS one FROM request_log WHERE at >= ? AND at < ? LIMIT ?) bounded", [since, until, rowsLimit]);
 
 export interface JobFailure {
   job: string;

@@ -1,4 +1,4 @@
-import type { Param, Queryable } from "../../db/port";
+import { countOf, type Queryable, Where } from "../../db/port";
 import { EVENT_FIELDS, type EventField, type ExportQueryEcho } from "./exports-model";
 import type { LinkEventRow, OutboxRow } from "./store";
 
@@ -22,7 +22,7 @@ export async function lastSuccessAt(q: Queryable, target: string): Promise<strin
 
 /** A target's attempts after `after` ("" for all) that `failed` (an SQL predicate, one of the two below) holds for. */
 const failuresAfterOf = (failed: string) => async (q: Queryable, target: string, after: string) =>
-  (await q.get<{ n: number }>(`SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND ${failed} AND at > ?`, [target, after]))?.n ?? 0;
+  countOf(q, `SELECT count(*) AS n FROM ops_link_events WHERE target = ? AND ${failed} AND at > ?`, [target, after]);
 
 /** Failed attempts by latestAttempt's meaning (any outcome family, send-time refusals included): the target's health. */
 export const failuresAfter = failuresAfterOf("status_code_family IS NOT NULL AND status_code_family <> '2xx'");
@@ -30,9 +30,8 @@ export const failuresAfter = failuresAfterOf("status_code_family IS NOT NULL AND
 export const newestMessage = (q: Queryable, target: string) =>
   q.get<Pick<OutboxRow, "status" | "last_error">>("SELECT status, last_error FROM ops_link_outbox WHERE target = ? ORDER BY id DESC LIMIT 1", [target]);
 
-export async function deadMessages(q: Queryable, target: string): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM ops_link_outbox WHERE target = ? AND status = 'dead'", [target]))?.n ?? 0;
-}
+export const deadMessages = (q: Queryable, target: string) =>
+  countOf(q, "SELECT count(*) AS n FROM ops_link_outbox WHERE target = ? AND status = 'dead'", [target]);
 
 // ---- verification summaries (src/ops/link-inbox/readmodels.ts)
 
@@ -72,42 +71,34 @@ export const noticesOfIssue = (q: Queryable, issueId: string, limit: number) =>
 /** What the export filters by, already checked against their lists (exports.ts). */
 export type EventsWhere = Omit<typeof ExportQueryEcho.static, "window_preset" | "limit">;
 
-function whereOf(f: EventsWhere): { sql: string; args: Param[] } {
-  const parts: string[] = [];
-  const args: Param[] = [];
-  const inList = (column: string, values: string[]) => {
-    if (!values.length) return;
-    parts.push(`${column} IN (${values.map(() => "?").join(", ")})`);
-    args.push(...values);
-  };
-  inList("event", f.event);
-  if (f.event_prefix !== null) {
-    // substr, not LIKE: a prefix holding % or _ is taken literally (and LIKE's case rules differ between engines).
-    parts.push("substr(event, 1, ?) = ?");
-    args.push(f.event_prefix.length, f.event_prefix);
-  }
+function whereOf(f: EventsWhere): Where {
+  const w = new Where().whenAny("event", f.event);
+  // substr, not LIKE: a prefix holding % or _ is taken literally (and LIKE's case rules differ between engines).
+  if (f.event_prefix !== null) w.add("substr(event, 1, ?) = ?", f.event_prefix.length, f.event_prefix);
   // `at` is stored as toISOString() text, so text comparison is time order.
-  if (f.at_from !== null) parts.push("at >= ?"), args.push(f.at_from);
-  if (f.at_to !== null) parts.push("at < ?"), args.push(f.at_to);
-  inList("status_code_family", f.status_code_family);
-  inList("skip_reason", f.skip_reason);
-  if (f.issue_id !== null) parts.push("issue_id = ?"), args.push(f.issue_id);
+  w.when(f.at_from, "at >= ?")
+    .when(f.at_to, "at < ?")
+    .whenAny("status_code_family", f.status_code_family)
+    .whenAny("skip_reason", f.skip_reason)
+    .when(f.issue_id, "issue_id = ?");
   // "Contains", case-sensitive on both engines without a per-engine function (SQLite's instr, PostgreSQL's strpos):
   // removing a non-empty needle changes the text exactly when the text holds it. A NULL url never matches.
-  if (f.url_contains !== null) parts.push("replace(url, ?, '') <> url"), args.push(f.url_contains);
-  return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", args };
+  return w.when(f.url_contains, "replace(url, ?, '') <> url");
 }
 
 export async function countEvents(q: Queryable, f: EventsWhere): Promise<number> {
-  const { sql, args } = whereOf(f);
-  return (await q.get<{ n: number }>(`SELECT count(*) AS n FROM ops_link_events ${sql}`, args))?.n ?? 0;
+  const w = whereOf(f);
+  return countOf(q, `SELECT count(*) AS n FROM ops_link_events ${w.sql}`, w.params);
 }
 
 /** A field name is only ever turned into SQL after it is found among the exportable columns. */
 export function eventRows(q: Queryable, f: EventsWhere, fields: readonly EventField[], limit: number) {
-  const { sql, args } = whereOf(f);
+  const w = whereOf(f);
   const cols = fields.filter((c) => EVENT_FIELDS.includes(c)).join(", ");
-  return q.all<Record<EventField, string | number | null>>(`SELECT ${cols} FROM ops_link_events ${sql} ORDER BY at DESC, id DESC LIMIT ?`, [...args, limit]);
+  return q.all<Record<EventField, string | number | null>>(`SELECT ${cols} FROM ops_link_events ${w.sql} ORDER BY at DESC, id DESC LIMIT ?`, [
+    ...w.params,
+    limit,
+  ]);
 }
 
 export interface TargetTally {

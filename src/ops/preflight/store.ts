@@ -1,4 +1,4 @@
-import { placeholders, type Queryable } from "../../db/port";
+import { countOf, placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsPreflightSnapshots } from "../tables";
 
@@ -51,5 +51,5 @@ export async function lastPostgresMigration(q: Queryable): Promise<string | null
 /** SQLite: the migrations drizzle recorded (0 before the first). Its table is SQLite's alone (PostgreSQL: below). */
 export async function sqliteMigrationsApplied(q: Queryable): Promise<number> {
   const exists = await q.get("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'");
-  return exists ? ((await q.get<{ n: number }>("SELECT count(*) AS n FROM __drizzle_migrations"))?.n ?? 0) : 0;
+  return exists ? countOf(q, "SELECT count(*) AS n FROM __drizzle_migrations") : 0;
 }

@@ -1,6 +1,6 @@
 import type { Owner } from "../../auth/actors";
 import { IN_KEY_LIST } from "../../db/batched-delete";
-import { type Dialect, type Param, type Queryable, UniqueViolation } from "../../db/port";
+import { type Dialect, type Queryable, UniqueViolation, Where } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerUsers } from "../tables";
 
@@ -90,24 +90,18 @@ export interface UserListFilter {
  * with lower(column): case-insensitive on both engines (PostgreSQL's LIKE alone is not).
  */
 export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
-  const where = ["u.partner = ?", "u.mode = ?"];
-  const args: Param[] = [owner.partner, owner.mode];
-  const add = (condition: string, ...values: Param[]) => {
-    where.push(condition);
-    args.push(...values);
-  };
-  if (f.status !== null) add("u.status = ?", f.status);
-  if (f.like !== null) {
-    const like = (column: string) => `lower(u.${column}) LIKE ? ESCAPE '\\'`;
-    add(`(${["external_id", "username", "display_name", "email"].map(like).join(" OR ")})`, f.like, f.like, f.like, f.like);
-  }
-  if (f.email !== null) add("u.email = ?", f.email);
-  if (f.username !== null) add("u.username = ?", f.username);
+  const like = (column: string) => `lower(u.${column}) LIKE ? ESCAPE '\\'`;
+  const w = new Where()
+    .add("u.partner = ? AND u.mode = ?", owner.partner, owner.mode)
+    .when(f.status, "u.status = ?")
+    .when(f.like, `(${["external_id", "username", "display_name", "email"].map(like).join(" OR ")})`, 4)
+    .when(f.email, "u.email = ?")
+    .when(f.username, "u.username = ?");
   if (f.wallet !== null) {
-    add("u.id IN (SELECT w.user_id FROM wallet_links w WHERE w.partner = ? AND w.mode = ? AND w.wallet_address = ?)", owner.partner, owner.mode, f.wallet);
+    w.add("u.id IN (SELECT w.user_id FROM wallet_links w WHERE w.partner = ? AND w.mode = ? AND w.wallet_address = ?)", owner.partner, owner.mode, f.wallet);
   }
-  if (f.afterId !== null) add("u.id < ?", f.afterId);
-  return q.all<UserWithPrimary>(`${SELECT_USER_WITH_PRIMARY} WHERE ${where.join(" AND ")} ORDER BY u.id DESC LIMIT ? OFFSET ?`, [...args, f.limit, f.offset]);
+  w.when(f.afterId, "u.id < ?");
+  return q.all<UserWithPrimary>(`${SELECT_USER_WITH_PRIMARY} ${w.sql} ORDER BY u.id DESC LIMIT ? OFFSET ?`, [...w.params, f.limit, f.offset]);
 }
 
 /** Which rule a unique index of users and wallets enforces, on either engine (SQLite names the columns, PostgreSQL the index). */

@@ -1,6 +1,6 @@
 import type { Owner } from "../../auth/actors";
 import { type BatchedDelete, IN_KEY_LIST } from "../../db/batched-delete";
-import type { Dialect, Queryable } from "../../db/port";
+import { type Dialect, type Queryable, Where } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { salutesLedger } from "../tables";
 
@@ -99,14 +99,14 @@ export function ledgerPage(
   owner: Owner,
   f: { userId: number; order: "asc" | "desc"; reason: string | null; source: string | null; afterId: number | null; limit: number; offset: number },
 ) {
-  const where = ["user_id = ?", "partner = ?", "mode = ?"];
-  const args: Array<string | number> = [f.userId, owner.partner, owner.mode];
-  if (f.reason !== null) where.push("reason = ?"), args.push(f.reason);
-  if (f.source !== null) where.push("source = ?"), args.push(f.source);
-  if (f.afterId !== null) where.push(f.order === "desc" ? "id < ?" : "id > ?"), args.push(f.afterId);
+  const w = new Where()
+    .add("user_id = ? AND partner = ? AND mode = ?", f.userId, owner.partner, owner.mode)
+    .when(f.reason, "reason = ?")
+    .when(f.source, "source = ?")
+    .when(f.afterId, f.order === "desc" ? "id < ?" : "id > ?");
   return q.all<LedgerRow>(
-    `SELECT id, user_id, delta_minor, balance_after_minor, reason, source, created_at FROM salutes_ledger WHERE ${where.join(" AND ")} ORDER BY id ${f.order === "desc" ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
-    [...args, f.limit, f.offset],
+    `SELECT id, user_id, delta_minor, balance_after_minor, reason, source, created_at FROM salutes_ledger ${w.sql} ORDER BY id ${f.order === "desc" ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
+    [...w.params, f.limit, f.offset],
   );
 }
 

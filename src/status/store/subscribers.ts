@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import type { Dialect, Param, Queryable, Store } from "../../db/port";
+import { countOf, type Dialect, type Param, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusSubscriberDeliveries, statusSubscribers } from "../tables";
 
@@ -18,9 +18,7 @@ export function subscriberById(q: Queryable, id: number): Promise<SubscriberRow 
   return q.get<SubscriberRow>("SELECT * FROM status_subscribers WHERE id = ?", [id]);
 }
 
-export async function countSubscribers(q: Queryable): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM status_subscribers"))!.n;
-}
+export const countSubscribers = (q: Queryable) => countOf(q, "SELECT count(*) AS n FROM status_subscribers");
 
 /**
  * Inserts a subscriber, claiming its URL in the same statement: null when the URL is subscribed already (on

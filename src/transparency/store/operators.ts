@@ -1,4 +1,4 @@
-import { placeholders, type Queryable } from "../../db/port";
+import { countOf, placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import { auditThresholdHistory, type auditTriage, declaredMovements } from "../tables";
 import { columnsOf } from "./columns";
@@ -75,7 +75,7 @@ export async function thresholdHistoryPage(q: Queryable, limit: number): Promise
     "SELECT changed_at, parameter, previous_value, new_value, owner, reason FROM audit_threshold_history ORDER BY id DESC LIMIT ?",
     [limit],
   );
-  const total = (await q.get<{ n: number }>("SELECT count(*) AS n FROM audit_threshold_history"))!.n;
+  const total = await countOf(q, "SELECT count(*) AS n FROM audit_threshold_history");
   return { rows, total };
 }
 

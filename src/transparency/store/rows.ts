@@ -1,4 +1,4 @@
-import type { Param, Queryable } from "../../db/port";
+import { countOf, type Param, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import { auditRows, type auditTriage } from "../tables";
 import { columnsOf } from "./columns";
@@ -42,7 +42,7 @@ export function topRows(q: Queryable, runId: number, limit: number): Promise<Top
 /** Rows of the run passing `conditions` (src/transparency/reports/filters.ts rowConditions; `sigsOnly`: anomalous ones). */
 export async function countRows(q: Queryable, runId: number, sigsOnly: boolean, conditions: { sql: string; params: Param[] }): Promise<number> {
   const sql = `SELECT count(*) AS n FROM audit_rows r WHERE r.run_id = ?${sigsOnly ? " AND r.severity_rank > 0" : ""}${conditions.sql}`;
-  return (await q.get<{ n: number }>(sql, [runId, ...conditions.params]))!.n;
+  return countOf(q, sql, [runId, ...conditions.params]);
 }
 
 export type AnomalyRow = Pick<

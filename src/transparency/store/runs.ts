@@ -1,4 +1,4 @@
-import type { Param, Queryable } from "../../db/port";
+import { countOf, type Param, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { auditRuns } from "../tables";
 
@@ -28,9 +28,7 @@ export function completeRunsUpTo(q: Queryable, upTo: number, limit: number): Pro
   return q.all<RunRow>(`SELECT ${COLUMNS} FROM audit_runs WHERE is_complete = 1 AND id <= ? ORDER BY id DESC LIMIT ?`, [upTo, limit]);
 }
 
-export async function countCompleteUpTo(q: Queryable, upTo: number): Promise<number> {
-  return (await q.get<{ n: number }>("SELECT count(*) AS n FROM audit_runs WHERE is_complete = 1 AND id <= ?", [upTo]))!.n;
-}
+export const countCompleteUpTo = (q: Queryable, upTo: number) => countOf(q, "SELECT count(*) AS n FROM audit_runs WHERE is_complete = 1 AND id <= ?", [upTo]);
 
 /** Overall of the runs with from ≤ id ≤ to; incomplete runs count as other. */
 export async function statusCountsBetween(q: Queryable, from: number, to: number) {
