@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import type { Param } from "./port";
+import { countOf, type Param } from "./port";
 import { parentsFirst } from "./postgres-ddl";
 import type { PostgresStore } from "./postgres-engine";
 
@@ -84,7 +84,7 @@ export async function copyState(target: PostgresStore, plans: TablePlan[]): Prom
   const counts: Record<string, number> = {};
   let rowsPresent = 0;
   for (const p of plans) {
-    counts[p.name] = (await target.get<{ n: number }>(`SELECT count(*) AS n FROM "${p.name}"`))!.n;
+    counts[p.name] = await countOf(target, `SELECT count(*) AS n FROM "${p.name}"`);
     // The one row migrations write themselves (the key-version counter) is not data.
     if (p.name !== "partner_keys_version") rowsPresent += counts[p.name]!;
   }

@@ -1,7 +1,7 @@
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { embeddedMigrations } from "./migrations-macro" with { type: "macro" };
 import type { DbHandle } from "./client";
-import type { Store } from "./port";
+import { countOf, type Store } from "./port";
 import { postgresMigrationStatus } from "./postgres-migrate";
 
 const MIGRATIONS: MigrationMeta[] = embeddedMigrations();
@@ -28,7 +28,7 @@ export function migrationStatus(handle: DbHandle): { applied: number; total: num
 export async function migrationStatusOn(store: Store): Promise<{ applied: number; total: number; current: boolean }> {
   if (store.dialect === "postgres") return postgresMigrationStatus(store);
   const exists = await store.get("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]);
-  return statusOf(exists ? (await store.get<{ n: number }>(`SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`))!.n : 0);
+  return statusOf(exists ? await countOf(store, `SELECT count(*) AS n FROM ${MIGRATIONS_TABLE}`) : 0);
 }
 
 function appliedCount(handle: DbHandle): number {

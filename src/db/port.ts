@@ -195,7 +195,7 @@ export function placeholders(n: number): string {
   return Array.from({ length: n }, () => "?").join(", ");
 }
 
-/** The `n` of a `SELECT count(*) AS n …` (both engines answer it as a number: int8 is converted in postgres-wire.ts). */
+/** The `n` of a count's one row (`SELECT count(*) AS n …`, or a stored counter), 0 when none comes back; int8 is a number (postgres-wire.ts). */
 export async function countOf(q: Queryable, sql: string, params?: readonly Param[]): Promise<number> {
   return (await q.get<{ n: number }>(sql, params))?.n ?? 0;
 }
@@ -216,7 +216,6 @@ export class Where {
   when(value: Param | undefined | null, condition: string, times = 1): this {
     return value === undefined || value === null ? this : this.add(condition, ...Array.from({ length: times }, () => value));
   }
-  /** `column IN (?, …)` when `values` holds any; nothing when it is empty. */
   whenAny(column: string, values: readonly Param[]): this {
     return values.length ? this.add(`${column} IN (${placeholders(values.length)})`, ...values) : this;
   }

@@ -1,4 +1,4 @@
-import type { Store } from "./port";
+import { countOf, type Store } from "./port";
 import { embeddedPostgresMigrations } from "./postgres-migrations-macro" with { type: "macro" };
 
 // The PostgreSQL migrations (drizzle/postgres/), embedded in the binary and applied at start like the SQLite ones.
@@ -37,6 +37,6 @@ export async function migratePostgres(store: Store, nowIso: string): Promise<{ a
 
 export async function postgresMigrationStatus(store: Store): Promise<{ applied: number; total: number; current: boolean }> {
   const exists = await store.get<{ t: string | null }>("SELECT to_regclass('herald_migrations')::text AS t");
-  const applied = exists?.t ? ((await store.get<{ n: number }>("SELECT count(*) AS n FROM herald_migrations"))?.n ?? 0) : 0;
+  const applied = exists?.t ? await countOf(store, "SELECT count(*) AS n FROM herald_migrations") : 0;
   return { applied, total: MIGRATIONS.length, current: applied >= MIGRATIONS.length };
 }
