@@ -1,5 +1,6 @@
 import { parseCalendarStrict } from "../../clock";
 import { commaList } from "../../config/parse";
+import { type Param, Where } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { absKey, parseUnitsOrThrow } from "../audit/amounts";
 import { ANOMALY_TYPES, isAnomalyType, isSeverity, SEVERITIES, severityRank, type AnomalyType, type Severity } from "../audit/glossary";
@@ -55,26 +56,13 @@ export function parseRowFilters(q: RowFilterQuery, decimalsForCheck: number): Ro
 export const hasRowFilters = (f: RowFilters) => f.severities !== null || f.types !== null || f.signature !== null || f.minAbsDelta !== null;
 
 /** `AND …` conditions over audit_rows (alias r) and their parameters, for a run of the given decimals. */
-export function rowConditions(f: RowFilters, decimals: number): { sql: string; params: Array<string | number> } {
-  const parts: string[] = [];
-  const params: Array<string | number> = [];
-  if (f.severities) {
-    parts.push(`r.severity_rank IN (${f.severities.map(() => "?").join(",")})`);
-    params.push(...f.severities.map(severityRank));
-  }
-  if (f.types) {
-    parts.push(`(${f.types.map(() => "(',' || r.types || ',') LIKE ?").join(" OR ")})`);
-    params.push(...f.types.map((t) => `%,${t},%`));
-  }
-  if (f.signature) {
-    parts.push("r.signature = ?");
-    params.push(f.signature);
-  }
-  if (f.minAbsDelta !== null) {
-    parts.push("r.abs_key >= ?");
-    params.push(absKey(parseUnitsOrThrow(f.minAbsDelta, decimals, "query.min_abs_delta", "invalid_query")));
-  }
-  return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
+export function rowConditions(f: RowFilters, decimals: number): { sql: string; params: Param[] } {
+  const w = new Where();
+  if (f.severities) w.whenAny("r.severity_rank", f.severities.map(severityRank));
+  if (f.types) w.add(`(${f.types.map(() => "(',' || r.types || ',') LIKE ?").join(" OR ")})`, ...f.types.map((t) => `%,${t},%`));
+  w.when(f.signature, "r.signature = ?");
+  if (f.minAbsDelta !== null) w.add("r.abs_key >= ?", absKey(parseUnitsOrThrow(f.minAbsDelta, decimals, "query.min_abs_delta", "invalid_query")));
+  return { sql: w.parts.map((p) => ` AND ${p}`).join(""), params: w.params };
 }
 
 export const filtersEcho = (f: RowFilters) => ({ severity: f.severities, types: f.types, signature: f.signature, min_abs_delta: f.minAbsDelta });
