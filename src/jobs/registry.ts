@@ -296,16 +296,6 @@ export class JobRegistry {
     });
   }
 
-  /** How each of these job runs was started (the console's audit runs show it); ids without a row (pruned) are absent. */
-  triggersOf(ids: readonly number[]): Promise<Map<number, "schedule" | "manual">> {
-    return runs.triggersOf(this.deps.store, ids);
-  }
-
-  /** Failed runs per job that started at or after `since` (ISO time); jobs without failures are absent. */
-  failuresSince(since: string): Promise<Map<string, number>> {
-    return runs.failuresSince(this.deps.store, since);
-  }
-
   /** A database outage is one warning (src/db/health.ts), not a stack trace per job run or tick. */
   private reportFailure(job: string, err: unknown, level: "warn" | "error", msg: string, fields: Record<string, unknown> = {}): void {
     if (err instanceof StoreUnavailable && this.deps.health) this.deps.health.jobFailedUnavailable(job, err.message);

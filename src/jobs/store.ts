@@ -4,7 +4,7 @@ import type { RowOf } from "../db/rows";
 import type { jobRuns } from "./tables";
 
 // The job_runs SQL, on the storage port (the same statements on SQLite and PostgreSQL). The registry
-// (src/jobs/registry.ts) is the only writer; status checks and the readiness page read through the registry.
+// (src/jobs/registry.ts) is the only writer.
 
 type RunRow = RowOf<typeof jobRuns>;
 export type Trigger = "schedule" | "manual";

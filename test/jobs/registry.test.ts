@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { Cron } from "croner";
 import { loadConfig } from "../../src/config";
+import { failuresSince, triggersOf } from "../../src/jobs/store";
 import { openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
 
@@ -62,8 +63,8 @@ test("every run is recorded in job_runs with outcome, error, duration and the in
   expect(listed["test-ok"]!.last_run).toMatchObject({ ok: true, error: null });
   expect(listed["request-log-prune"]).toMatchObject({ enabled: true, scheduled: false, last_run: null });
   expect(await h.ctx.metrics.render()).toContain('herald_job_runs_total{job="test-fail",outcome="failed"} 1');
-  expect(await h.ctx.jobs.failuresSince("2025-12-31T00:00:00.000Z")).toEqual(new Map([["test-fail", 1]]));
-  expect(await h.ctx.jobs.triggersOf([ok.run_id, 999_999])).toEqual(new Map([[ok.run_id, "manual"]]));
+  expect(await failuresSince(h.ctx.store, "2025-12-31T00:00:00.000Z")).toEqual(new Map([["test-fail", 1]]));
+  expect(await triggersOf(h.ctx.store, [ok.run_id, 999_999])).toEqual(new Map([[ok.run_id, "manual"]]));
   const successes = Object.fromEntries((await h.ctx.jobs.lastSuccesses()).map((s) => [s.name, s.at]));
   expect(successes["test-ok"]).toBe(rows[0]!.finished_at);
   expect(successes["request-log-prune"]).toBeNull();

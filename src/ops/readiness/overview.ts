@@ -1,4 +1,5 @@
 import type { AppContext } from "../../context";
+import { failuresSince } from "../../jobs/store";
 import { incidentsInWindow } from "../../status/incidents-service";
 import { deadLetterGrowthSince, firingAlerts } from "../alerts/views";
 import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "../backups/engine";
@@ -76,7 +77,7 @@ async function readinessParts(ctx: AppContext, since: string) {
   const latest = (await latestProbeRuns(ctx)).map(({ probe, run }) => ({ probe, run, state: probeState(run, since) }));
   const problems = await zeroHistory(ctx, { days: 1, limit: PROBE_PROBLEMS_SHOWN });
   const noise = await noiseExport(ctx, { days: 30, compact: true });
-  const failures = await ctx.jobs.failuresSince(since);
+  const failures = await failuresSince(ctx.store, since);
   const jobs = (await ctx.jobs.list()).map((j) => ({ ...j, failures_24h: failures.get(j.name) ?? 0 }));
   const open = (await incidentsInWindow(ctx, { since: null, until: null, status: "open", limit: 50, offset: 0 })).items;
   const dead = await deadLetterGrowthSince(ctx, since);

@@ -1,5 +1,6 @@
 import { formatUnits } from "../../chain/service";
 import type { AppContext } from "../../context";
+import { triggersOf } from "../../jobs/store";
 import { IN_PROGRESS_MINUTES } from "../audit/audit-run";
 import { type AnomalyType, severityOfRank } from "../audit/glossary";
 import { parseCounts, type RunRow } from "../reports/runs";
@@ -8,7 +9,7 @@ import { listRunsPage, runCounts } from "../store/runs";
 import { storedThresholds } from "../operator-inputs/thresholds";
 
 // What the console's audit-runs page (audit-runs-page.ts) reads: the runs (newest first) with how each was started — the job run's
-// trigger, from the job registry — and one run's anomalous rows with their triage, each put in words: what it is
+// trigger, from job_runs — and one run's anomalous rows with their triage, each put in words: what it is
 // about (subject), what the audit found and what it expected instead (from the row's delta and detail, as the
 // glossary's rules define them). Reads only; the page's actions are setTriage and the audit job's own runNow.
 
@@ -24,7 +25,8 @@ function verdictOf(r: RunRow, now: Date): Verdict {
 export async function runLines(ctx: AppContext, offset: number, limit: number) {
   const rows = await listRunsPage(ctx.store, limit + 1, offset, null);
   const page = rows.slice(0, limit);
-  const triggers = await ctx.jobs.triggersOf(page.flatMap((r) => (r.job_run_id === null ? [] : [r.job_run_id])));
+  const runIds = page.flatMap((r) => r.job_run_id ?? []);
+  const triggers = await triggersOf(ctx.store, runIds);
   const now = ctx.clock.now();
   const lines = page.map((r) => {
     const trigger = r.job_run_id === null ? undefined : triggers.get(r.job_run_id);
