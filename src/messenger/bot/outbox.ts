@@ -11,7 +11,7 @@ const BATCH = 20;
 const LEASE_MS = 60_000;
 const TIMEOUT_MS = 10_000;
 /** After this many failed attempts a reply is dead (recorded, counted, never sent). */
-export const MAX_BOT_ATTEMPTS = 8;
+const MAX_BOT_ATTEMPTS = 8;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 3_600_000;
 
@@ -21,7 +21,7 @@ export function queueBotCall(t: Queryable, now: string, updateId: number | null,
 }
 
 /** Delay before attempt n+1 after n failures: 5 s, 10 s, 20 s … capped at 1 h. */
-export const backoffMs = (attempts: number) => Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
+const backoffMs = (attempts: number) => Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
 
 /**
  * Leases the due replies (every instance runs this job: the lease, with SKIP LOCKED on PostgreSQL, keeps two from

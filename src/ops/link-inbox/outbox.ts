@@ -11,7 +11,6 @@ import { type DueMessage, dueMessages, insertAttempt, leaseMessage, markInterrup
 // stampede). A target the send-time SSRF check refuses is dead at once: retrying cannot change the policy. Every
 // instance drains the one outbox; an outcome is written only under the lease it was sent with.
 
-export const LINK_INBOX_JOB = "link-inbox";
 const BATCH = 16;
 const MAX_PASSES = 50;
 const MAX_RETRY_SECONDS = 3600;
@@ -27,7 +26,7 @@ interface Outcome {
   final?: boolean;
 }
 
-export const familyOf = (code: number): Outcome["family"] =>
+const familyOf = (code: number): Outcome["family"] =>
   code >= 200 && code < 300 ? "2xx" : code >= 400 && code < 500 ? "4xx" : code >= 500 && code < 600 ? "5xx" : "other";
 
 /** The Herald link a message carries (its last whitespace-separated word), for the event's url column. */
@@ -177,7 +176,7 @@ export function registerLinkInboxJob(ctx: AppContext): void {
   // A target the SSRF policy refuses is dead from the first message: say so at start, not only in the events.
   warnRefusedLinkTargets(ctx);
   ctx.jobs.register({
-    name: LINK_INBOX_JOB,
+    name: "link-inbox",
     pattern: ctx.config.linkInbox.cron,
     description:
       "Applies new alert runs (an alert that fires, escalates or resolves queues a notice; preflight anomalies too), then posts due messages to the chat targets (LINK_INBOX_WEBHOOK_URLS) with retries",
