@@ -15,8 +15,6 @@ export interface Rng {
 export const systemClock: Clock = { now: () => new Date() };
 export const cryptoRng: Rng = { bytes: (n) => crypto.getRandomValues(new Uint8Array(n)) };
 
-export const nowIso = (clock: Clock): string => clock.now().toISOString();
-
 /** Milliseconds since 1970 by `clock`, without a Date for the system clock (for the hottest paths). */
 export const epochMs = (clock: Clock): number => (clock === systemClock ? Date.now() : clock.now().getTime());
 

@@ -1,5 +1,6 @@
 import type { AppContext } from "../context";
 import { ERROR_CATALOG, type ErrorCode } from "../http/errors/errors";
+import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, type Finding as FindingSchema, TRACK_EVENT_TYPES } from "./model";
 
 // The audio-share catalogs: errors.json, warnings.json and guidance.json. Routes and verbs name errors and
 // warnings only through these tables; each error's status, title and retry class come from the main catalog
@@ -123,15 +124,7 @@ export const AUDIO_SHARE_WARNINGS = {
 
 export type AudioShareWarningCode = keyof typeof AUDIO_SHARE_WARNINGS;
 
-export interface Finding {
-  code: AudioShareErrorCode | AudioShareWarningCode;
-  message: string;
-  field?: string;
-  host?: string | null;
-  reason?: string;
-  param?: string;
-  channel?: string;
-}
+export type Finding = Omit<typeof FindingSchema.static, "code"> & { code: AudioShareErrorCode | AudioShareWarningCode };
 
 export const warningOf = (code: AudioShareWarningCode, message: string, extra: Partial<Finding> = {}): Finding => ({ code, message, ...extra });
 
@@ -161,16 +154,12 @@ export function warningsCatalog() {
   return { count: warnings.length, warnings, by_code: Object.fromEntries(warnings.map((w) => [w.code, w])) };
 }
 
-export const EXPIRES_IN_MIN_SECONDS = 60;
-export const EXPIRES_IN_MAX_SECONDS = 30 * 86_400;
-export const BATCH_MAX_ITEMS = 100;
 /** The bounds of a short link's expires_in, and its default here (policy.json and guidance.json). */
 export const expiresInLimits = (ctx: AppContext) => ({
   min_seconds: EXPIRES_IN_MIN_SECONDS,
   max_seconds: EXPIRES_IN_MAX_SECONDS,
   default_seconds: ctx.config.audioShare.defaultExpiresSeconds,
 });
-export const TRACK_EVENT_TYPES = ["copy", "share", "open", "click", "play", "download", "qr_scan"] as const;
 export const TRACK_AUTH_HEADER = "X-Audio-Share-Track-Auth";
 export const CHECKSUM_HEADER = "X-Audio-Share-Checksum";
 

@@ -1,5 +1,5 @@
 import { commaList } from "../config/parse";
-import type { Share } from "./model";
+import type { Channel as ChannelSchema, Share } from "./model";
 
 // The share-channel registry: where each channel's share intent lives, what it can carry and how long the
 // message may be. channels.json serves it as is; build and preview render from it. Templates use
@@ -7,24 +7,7 @@ import type { Share } from "./model";
 
 export type ChannelKind = "microblog" | "messenger" | "email" | "workspace_chat" | "social" | "copy";
 
-export interface Channel {
-  id: string;
-  label: string;
-  kind: ChannelKind;
-  /** Share intent URL; null = the link itself is what is shared (pasted into the app, which unfurls it). */
-  template: string | null;
-  /** Longest message (text + link) the channel accepts, in characters; null = no practical limit. */
-  max_message_length: number | null;
-  /** How many characters a link costs in the message (the microblog wraps every link to 23); null = its length. */
-  link_length: number | null;
-  capabilities: {
-    text: boolean;
-    title: boolean;
-    link_preview: boolean;
-    intent_url: boolean;
-  };
-  aliases: string[];
-}
+export type Channel = typeof ChannelSchema.static;
 
 const caps = (text: boolean, title: boolean, link_preview: boolean, intent_url: boolean) => ({ text, title, link_preview, intent_url });
 const channel = (

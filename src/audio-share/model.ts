@@ -1,11 +1,15 @@
 import { t } from "elysia";
 import { Envelope, FLAG_VALUES, ignoredMetaQuery } from "../http/envelope";
-import { BATCH_MAX_ITEMS, EXPIRES_IN_MAX_SECONDS, EXPIRES_IN_MIN_SECONDS, TRACK_EVENT_TYPES } from "./catalogs";
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "../http/formats/qr";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
 import { ListAnswer, PageQuery } from "../http/pagination";
 import { nullable } from "../http/routes/declare";
+
+export const EXPIRES_IN_MIN_SECONDS = 60;
+export const EXPIRES_IN_MAX_SECONDS = 30 * 86_400;
+export const BATCH_MAX_ITEMS = 100;
+export const TRACK_EVENT_TYPES = ["copy", "share", "open", "click", "play", "download", "qr_scan"] as const;
 
 const source = () => t.Union([t.Literal("track"), t.Literal("file")]);
 
@@ -18,7 +22,7 @@ const channels = t.String({ maxLength: 500, description: "Comma-separated channe
 const bodyChannels = t.Union([channels, t.Array(t.String({ maxLength: 64 }), { maxItems: 50, description: "channel ids or aliases" })]);
 const includeMeta = { include_meta: t.Optional(t.String()) };
 
-const Finding = named(
+export const Finding = named(
   "ShareFinding",
   t.Object({
     code: t.String({ description: "From errors.json or warnings.json" }),
@@ -83,14 +87,17 @@ const TrackToken = named(
   }),
 );
 
-const Channel = named(
+export const Channel = named(
   "ShareChannel",
   t.Object({
     id: t.String(),
     label: t.String(),
     kind: t.String(),
+    /** Share intent URL; null = the link itself is what is shared (pasted into the app, which unfurls it). */
     template: nullable(t.String()),
+    /** Longest message (text + link) the channel accepts, in characters; null = no practical limit. */
     max_message_length: nullable(t.Integer()),
+    /** How many characters a link costs in the message (the microblog wraps every link to 23); null = its length. */
     link_length: nullable(t.Integer()),
     capabilities: t.Object({ text: t.Boolean(), title: t.Boolean(), link_preview: t.Boolean(), intent_url: t.Boolean() }),
     aliases: t.Array(t.String()),

@@ -82,12 +82,6 @@ export function sectionsOf(doc: LexedDoc, ids: readonly string[] | undefined): S
   return doc.sections.filter((s) => ids.includes(s.id));
 }
 
-/** A document's title: its first `#` heading's text. */
-export function titleOf(doc: LexedDoc): string | null {
-  const h1 = doc.sections[0]?.tokens.find((t) => t.type === "heading" && (t as Tokens.Heading).depth === 1) as Tokens.Heading | undefined;
-  return h1 ? plainText(h1.tokens) : null;
-}
-
 /**
  * Renders tokens to HTML for one page: headings with their ids (the `#` title left out: the page has its own), links
  * through `resolve`, raw HTML as text, tables without an empty header row (the worked example's key/value table).
