@@ -7,7 +7,6 @@ export interface Clock {
   now(): Date;
 }
 
-/** Randomness goes through here so tests and sandbox fixtures can be made deterministic. */
 export interface Rng {
   bytes(n: number): Uint8Array;
 }

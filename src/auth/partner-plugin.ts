@@ -360,5 +360,3 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
     }),
   };
 }
-
-export type PartnerAuth = ReturnType<typeof partnerAuth>;

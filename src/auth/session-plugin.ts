@@ -167,5 +167,3 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
     }),
   };
 }
-
-export type AdminSessionAuth = ReturnType<typeof adminSessionAuth>;
