@@ -11,7 +11,6 @@ export interface ReadinessCheck {
 
 export interface Readiness {
   ready: boolean;
-  /** The engine this instance stores its data in. */
   database: { engine: Dialect };
   checks: Record<string, ReadinessCheck>;
 }
