@@ -1,7 +1,7 @@
 import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
 import { epochMs } from "../clock";
-import { AppError, NotFoundError, ValidationError } from "../http/errors/errors";
+import { AppError, NotFoundError, ValidationError, problemsOrThrow } from "../http/errors/errors";
 import { type KeyPageRequest, keyPageOf } from "../http/pagination";
 import { schemaView } from "../http/schema-view";
 import { AuthModel } from "./model";
@@ -49,7 +49,7 @@ function validateKeyInput(input: CreateKeyInput): { partner: string; mode: KeyMo
   const ipList = Array.isArray(input.allowedIps) ? input.allowedIps.join(",") : (input.allowedIps ?? "");
   const { canonical, invalid } = parseAllowList(ipList);
   if (invalid.length) problems.push({ field: "allowed_ips", problem: `not an IP address or CIDR range: ${invalid.join(", ")}` });
-  if (problems.length) throw new ValidationError(`Invalid key settings: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
+  problemsOrThrow("key settings", problems);
   return { partner, mode: input.mode, scopes, ips: canonical };
 }
 

@@ -14,6 +14,7 @@ import {
   type SourceDatabase,
   type TablePlan,
 } from "../db/copy-to-postgres";
+import { countOf } from "../db/port";
 import { PostgresStore } from "../db/postgres-engine";
 import { migratePostgres } from "../db/postgres-migrate";
 import { flagString, type ParsedArgs, UsageError } from "./args";
@@ -240,7 +241,7 @@ export async function migrateToPostgresCommand(config: Config, args: ParsedArgs,
     const problems: string[] = [];
     const counts: Record<string, number> = {};
     for (const plan of plans) {
-      const there = (await target.get<{ n: number }>(`SELECT count(*) AS n FROM "${plan.name}"`))!.n;
+      const there = await countOf(target, `SELECT count(*) AS n FROM "${plan.name}"`);
       counts[plan.name] = there;
       // partner_keys_version is written by the target's own migration as well as by the copy.
       if (there !== plan.rows && !(force && there > plan.rows))

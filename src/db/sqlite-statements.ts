@@ -12,8 +12,9 @@ export class Statements {
   of(sql: string): Statement {
     let s = this.cache.get(sql);
     if (!s) {
+      // Past 1,000 texts the cache starts again, its statements finalized now rather than left to the collector.
+      if (this.cache.size >= 1000) this.finalizeAll();
       s = this.db.prepare(sql);
-      if (this.cache.size >= 1000) this.cache.clear();
       this.cache.set(sql, s);
     }
     return s;

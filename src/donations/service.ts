@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import { base32 } from "../auth/random-codes";
 import type { AppContext } from "../context";
-import { AppError, NotFoundError, ValidationError, type ProblemDetail } from "../http/errors/errors";
+import { AppError, NotFoundError, type ProblemDetail, problemsOrThrow } from "../http/errors/errors";
 import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { isAddress } from "../solana/constants";
 import type { Queryable } from "../db/port";
@@ -72,7 +72,7 @@ export function validateIssue(input: IssueInput): { amount: string; email: strin
   if (email === null && wallet === null) problems.push({ field: "recipient", problem: "must have email or wallet_address (or both)" });
   if (email !== null && !isEmail(email)) problems.push({ field: "recipient.email", problem: "must be an email address such as name@example.com" });
   if (wallet !== null && !isAddress(wallet)) problems.push({ field: "recipient.wallet_address", problem: "must be a Solana address (base58 of 32 bytes)" });
-  if (problems.length) throw new ValidationError(`Invalid donation claim: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
+  problemsOrThrow("donation claim", problems);
   return { amount: (amount as { value: string }).value, email, wallet };
 }
 

@@ -1,4 +1,4 @@
-import { ValidationError, type ProblemDetail } from "../http/errors/errors";
+import { type ProblemDetail, problemsOrThrow } from "../http/errors/errors";
 import { isAddress } from "../solana/constants";
 
 /**
@@ -62,8 +62,6 @@ export class FieldCheck {
   }
 
   orThrow(what: string): void {
-    if (this.problems.length) {
-      throw new ValidationError(`Invalid ${what}: ${this.problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, this.problems);
-    }
+    problemsOrThrow(what, this.problems);
   }
 }

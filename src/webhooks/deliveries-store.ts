@@ -5,7 +5,6 @@ import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
 import type { events, webhookDeliveries, webhookReplays, webhooks } from "./tables";
 
-
 // The SQL of the delivery records as partners and operators read and replay them (lists, dead letters, replay
 // history, health counts, retention), written once for both engines. The dispatcher's own SQL is lease-store.ts.
 

@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { webhookSignature } from "../client/sign";
 import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError, ValidationError } from "../http/errors/errors";
+import { AppError, NotFoundError, ValidationError, problemsOrThrow } from "../http/errors/errors";
 import { errorFields } from "../log";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { deadLetterCount } from "./deliveries-store";
@@ -36,9 +36,7 @@ export async function createWebhook(
   if (!isEventType(input.event_type)) problems.push({ field: "event_type", problem: `must be one of: ${EVENT_TYPE_NAMES.join(", ")}` });
   const urlProblem = checkTargetUrl(input.target_url, targetPolicyOf(ctx.config));
   if (urlProblem) problems.push({ field: "target_url", problem: urlProblem });
-  if (problems.length) {
-    throw new ValidationError(`Invalid webhook: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
-  }
+  problemsOrThrow("webhook", problems);
   const secrets = new WebhookSecrets(ctx);
   const secret = secrets.newSecret();
   const now = ctx.clock.now().toISOString();

@@ -215,6 +215,18 @@ describe("SQLite: where a grouped batch keeps its sub-journal", () => {
   });
 });
 
+describe("SQLite: the prepared statements' cache", () => {
+  test("past 1,000 SQL texts it starts again (finalizing what it held); the text that overflowed it and earlier ones still run", async () => {
+    const store = sqliteStore();
+    await store.run("CREATE TABLE t (n INTEGER)");
+    await store.run("INSERT INTO t (n) VALUES (?)", [7]);
+    for (let i = 0; i < 1_005; i++) expect(await store.get<{ n: number }>(`SELECT n + ${i} AS n FROM t`)).toEqual({ n: 7 + i });
+    expect(await store.get<{ n: number }>("SELECT n + 0 AS n FROM t")).toEqual({ n: 7 });
+    expect(await store.all<{ n: number }>("SELECT n FROM t")).toEqual([{ n: 7 }]);
+    await store.close();
+  });
+});
+
 describe("SQLite: the writer is shared with synchronous writers", () => {
   test("a synchronous write by other code never lands inside a transaction that is rolled back", async () => {
     const path = join(dir, `shared-${++n}.db`);

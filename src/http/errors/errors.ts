@@ -275,11 +275,18 @@ export class ValidationError extends AppError {
   }
 }
 
-/** The 400 of a request's body (invalid_payload) or parameters (invalid_query): each problem named in the message too. */
+/** A 400 naming each problem in its message too, so a client that reads only the message still learns every one. */
+const invalid = (code: "invalid_payload" | "invalid_query", what: string, details: ProblemDetail[]) =>
+  new AppError(code, `Invalid ${what}: ${details.map((d) => `${d.field} ${d.problem}`).join("; ")}`, { details });
+
+/** The 400 of a request's body (invalid_payload) or parameters (invalid_query). */
 export const invalidRequest = (part: "body" | "parameters", details: ProblemDetail[]) =>
-  new AppError(part === "body" ? "invalid_payload" : "invalid_query", `Invalid request ${part}: ${details.map((d) => `${d.field} ${d.problem}`).join("; ")}`, {
-    details,
-  });
+  invalid(part === "body" ? "invalid_payload" : "invalid_query", `request ${part}`, details);
+
+/** A verb's own checks after the schema's: the 400 for `what` (`Invalid webhook: …`) when any found a problem. */
+export function problemsOrThrow(what: string, problems: ProblemDetail[], code: "invalid_payload" | "invalid_query" = "invalid_payload"): void {
+  if (problems.length) throw invalid(code, what, problems);
+}
 
 /**
  * A query parameter a route refuses by its own check (after the schema's): 400 invalid_query named and worded as

@@ -2,7 +2,7 @@ import type { Actor } from "../../auth/actors";
 import { actorLabel } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
-import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
+import { AppError, NotFoundError, problemsOrThrow } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { endProblem, globToRegExp } from "../digest/suppressions";
 import { expireSilenceRow, insertSilence, silenceById, type SilenceRow, silencesInForce, silencesPage } from "./store";
@@ -38,7 +38,7 @@ function validate(ctx: AppContext, input: SilenceInput) {
   const now = ctx.clock.now();
   const ends = endProblem(input.ends_at, now, MAX_SILENCE_DAYS);
   if (ends) problems.push({ field: "body.ends_at", problem: ends });
-  if (problems.length) throw new ValidationError(`Invalid silence: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
+  problemsOrThrow("silence", problems);
   return { matcher, endsAt: new Date(input.ends_at).toISOString(), nowIso: now.toISOString() };
 }
 

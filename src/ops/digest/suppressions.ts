@@ -2,7 +2,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import { recordAudit } from "../../auth/audit";
 import type { AppContext } from "../../context";
-import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
+import { AppError, NotFoundError, problemsOrThrow } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { clientPrefix } from "../../http/request-log/rollup";
 import { allRules, insertRule, revokeRule, ruleById, type RuleRow, rulesInForce, rulesPage } from "./store";
@@ -68,7 +68,7 @@ function validate(ctx: AppContext, input: SuppressionInput) {
   const now = ctx.clock.now();
   const expires = endProblem(input.expires_at, now, MAX_RULE_DAYS);
   if (expires) problems.push({ field: "body.expires_at", problem: expires });
-  if (problems.length) throw new ValidationError(`Invalid suppression rule: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, problems);
+  problemsOrThrow("suppression rule", problems);
   return { pathPattern, keyId, prefix, expiresAt: new Date(input.expires_at).toISOString(), nowIso: now.toISOString() };
 }
 

@@ -2,7 +2,7 @@ import type { AppContext } from "../../context";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { Queryable } from "../../db/port";
-import { AppError } from "../../http/errors/errors";
+import { AppError, problemsOrThrow } from "../../http/errors/errors";
 import { parseUnits } from "../audit/amounts";
 import { operatorChange } from "../state";
 import { setThreshold, storedThresholdValues, thresholdHistoryPage } from "../store/operators";
@@ -106,8 +106,7 @@ export async function changeThresholds(ctx: AppContext, admin: AdminRequest, cha
     const p = problemOf(name, value, decimals);
     return p ? [{ field: name, problem: p }] : [];
   });
-  if (problems.length)
-    throw new AppError("invalid_payload", `Invalid thresholds: ${problems.map((p) => `${p.field} ${p.problem}`).join("; ")}`, { details: problems });
+  problemsOrThrow("thresholds", problems);
   const now = ctx.clock.now().toISOString();
   const owner = change.owner ?? actorLabel(admin.actor);
   const plan = (before: Thresholds) => {
