@@ -200,6 +200,11 @@ export async function countOf(q: Queryable, sql: string, params?: readonly Param
   return (await q.get<{ n: number }>(sql, params))?.n ?? 0;
 }
 
+/** The `id` an INSERT … RETURNING id gave its new row. */
+export async function insertedId(q: Queryable, sql: string, params?: readonly Param[]): Promise<number> {
+  return (await q.get<{ id: number }>(sql, params))!.id;
+}
+
 /**
  * A WHERE built from the filters that are set, each condition with its parameters: optional filters are added only
  * when given, never as `? IS NULL OR …` (PostgreSQL cannot type a parameter that is only compared with NULL, and a

@@ -1,5 +1,5 @@
 import type { Owner } from "../auth/actors";
-import type { Queryable } from "../db/port";
+import { insertedId, type Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { donationClaims } from "./tables";
 
@@ -37,12 +37,12 @@ export const redeemIssuedClaim = (t: Queryable, id: number, at: string, by: stri
   ]);
 
 export async function queueEmail(t: Queryable, m: { to: string; subject: string; body: string; at: string }): Promise<number> {
-  return (await t.get<{ id: number }>("INSERT INTO email_outbox (to_address, subject, body, status, created_at) VALUES (?, ?, ?, 'queued', ?) RETURNING id", [
+  return insertedId(t, "INSERT INTO email_outbox (to_address, subject, body, status, created_at) VALUES (?, ?, ?, 'queued', ?) RETURNING id", [
     m.to,
     m.subject,
     m.body,
     m.at,
-  ]))!.id;
+  ]);
 }
 
 /** The donations domain's part of the sandbox reset (src/donations/sandbox-service.ts): what remains, in its transaction. */

@@ -1,6 +1,6 @@
 import { type BatchBound, DEFAULT_MAX_MS, repeatBatches } from "../db/batched-delete";
 import { inOrder } from "../db/in-order";
-import { countOf, type Dialect, type Param, type Queryable, type Store, Where } from "../db/port";
+import { countOf, type Dialect, insertedId, type Param, type Queryable, type Store, Where } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
 import type { webhooks } from "./tables";
@@ -59,7 +59,7 @@ export async function insertEvent(q: Queryable, e: EventRow, onlyWebhookId: numb
     const rows = await q.all<{ id: number; delivery_id: number | null }>(POSTGRES_EVENT_AND_FAN_OUT, [...eventParams(e), ...fanOutParams(0, e).slice(1)]);
     return { id: rows[0]!.id, deliveryIds: ids(rows.flatMap((r) => (r.delivery_id === null ? [] : [{ id: r.delivery_id }]))) };
   }
-  const { id } = (await q.get<{ id: number }>(INSERT_EVENT, eventParams(e)))!;
+  const id = await insertedId(q, INSERT_EVENT, eventParams(e));
   if (onlyWebhookId !== null) return { id, deliveryIds: ids(await q.all<{ id: number }>(INSERT_ONE_DELIVERY, oneParams(id, onlyWebhookId, e))) };
   if (q.dialect === "sqlite" && !(await q.get(ANY_SUBSCRIBED, [e.owner.partner, e.owner.mode, e.eventType]))) return { id, deliveryIds: [] };
   const rows = await q.all<{ id: number }>(FAN_OUT, fanOutParams(id, e));
@@ -86,11 +86,12 @@ export async function insertWebhook(
   nowIso: string,
   seal: (id: number) => string,
 ): Promise<WebhookRow> {
-  const { id } = (await q.get<{ id: number }>(
+  const id = await insertedId(
+    q,
     `INSERT INTO webhooks (partner, mode, event_type, target_url, description, secret_ciphertext, is_active, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, '', 1, ?, ?) RETURNING id`,
     [owner.partner, owner.mode, input.event_type, input.target_url, input.description, nowIso, nowIso],
-  ))!;
+  );
   return (await q.get<WebhookRow>("UPDATE webhooks SET secret_ciphertext = ? WHERE id = ? RETURNING *", [seal(id), id]))!;
 }
 

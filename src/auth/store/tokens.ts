@@ -1,4 +1,4 @@
-import { countOf, type Queryable } from "../../db/port";
+import { countOf, insertedId, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { adminTokens } from "../tables";
 
@@ -21,7 +21,7 @@ export async function touchToken(q: Queryable, id: number, atIso: string): Promi
 }
 
 export async function insertToken(q: Queryable, name: string, hash: string, atIso: string): Promise<number> {
-  return (await q.get<{ id: number }>("INSERT INTO admin_tokens (name, token_hash, created_at) VALUES (?, ?, ?) RETURNING id", [name, hash, atIso]))!.id;
+  return insertedId(q, "INSERT INTO admin_tokens (name, token_hash, created_at) VALUES (?, ?, ?) RETURNING id", [name, hash, atIso]);
 }
 
 export const listTokens = (q: Queryable) => q.all<TokenView>(`${VIEW} ORDER BY id`);

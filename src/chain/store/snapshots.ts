@@ -1,4 +1,4 @@
-import { countOf, type Dialect, type Param, type Queryable } from "../../db/port";
+import { countOf, type Dialect, insertedId, type Param, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { chainHolderGrowth, chainHolderSnapshots, chainMintAuthoritySnapshots, chainSyncRuns, chainTokenSnapshots } from "../tables";
 
@@ -50,8 +50,7 @@ export async function insertSnapshot(q: Queryable, table: ChainSnapshotTable, ro
     const v = row[c]!;
     return typeof v === "boolean" ? (v ? 1 : 0) : v;
   });
-  const inserted = await q.get<{ id: number }>(`INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, values);
-  return inserted!.id;
+  return insertedId(q, `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, values);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { countOf, type Param, placeholders, type Queryable } from "../../db/port";
+import { countOf, insertedId, type Param, placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsAlertRuns, opsAlertSilences, opsAlertState } from "../tables";
 
@@ -11,15 +11,11 @@ export type SilenceRow = RowOf<typeof opsAlertSilences>;
 
 // ---- alert runs
 
+const INSERT_RUN = "INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id";
+
 export async function insertRuns(t: Queryable, rows: ReadonlyArray<Omit<RunRow, "id">>): Promise<number[]> {
   const ids: number[] = [];
-  for (const r of rows) {
-    const row = await t.get<{ id: number }>(
-      "INSERT INTO ops_alert_runs (run_id, at, source, name, status, value, details) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-      [r.run_id, r.at, r.source, r.name, r.status, r.value, r.details],
-    );
-    ids.push(row!.id);
-  }
+  for (const r of rows) ids.push(await insertedId(t, INSERT_RUN, [r.run_id, r.at, r.source, r.name, r.status, r.value, r.details]));
   return ids;
 }
 

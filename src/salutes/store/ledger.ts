@@ -1,6 +1,6 @@
 import type { Owner } from "../../auth/actors";
 import { type BatchedDelete, IN_KEY_LIST } from "../../db/batched-delete";
-import { type Dialect, type Queryable, Where } from "../../db/port";
+import { type Dialect, insertedId, type Queryable, Where } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { salutesLedger } from "../tables";
 
@@ -89,7 +89,7 @@ export async function appendLedgerEntry(t: Queryable, owner: Owner, e: EntryRow,
   }
   const moved = await t.get<{ balance_minor: number }>(sql, params);
   if (!moved) return null;
-  const { id } = (await t.get<{ id: number }>(INSERT_ENTRY, entryParams(owner, e, moved.balance_minor)))!;
+  const id = await insertedId(t, INSERT_ENTRY, entryParams(owner, e, moved.balance_minor));
   return { id, balanceAfterMinor: moved.balance_minor };
 }
 
@@ -124,12 +124,12 @@ export async function insertConversion(
   owner: Owner,
   c: { userId: number; amountMinor: number; rate: string; converted: string; target: string; ledgerEntryId: number; at: string },
 ): Promise<number> {
-  const row = await t.get<{ id: number }>(
+  return insertedId(
+    t,
     `INSERT INTO salutes_conversions (user_id, partner, mode, amount_minor, rate, converted_amount, target, status, ledger_entry_id, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?) RETURNING id`,
     [c.userId, owner.partner, owner.mode, c.amountMinor, c.rate, c.converted, c.target, c.ledgerEntryId, c.at],
   );
-  return row!.id;
 }
 
 // ---- the sandbox reset (src/salutes/sandbox-service.ts), children before parents. The rows go by their users' ids,

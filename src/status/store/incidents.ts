@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import { placeholders, type Queryable, type Store } from "../../db/port";
+import { countOf, placeholders, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusIncidentUpdates, statusIncidents } from "../tables";
 
@@ -180,7 +180,7 @@ export async function incidentsInWindowRows(q: Queryable, f: WindowFilter, limit
     limit,
     offset,
   ]);
-  const total = (await q.get<{ total: number }>(`SELECT count(*) AS total FROM status_incidents WHERE ${WINDOW_WHERE}`, windowArgs(f)))!.total;
+  const total = await countOf(q, `SELECT count(*) AS n FROM status_incidents WHERE ${WINDOW_WHERE}`, windowArgs(f));
   return { rows, total };
 }
 

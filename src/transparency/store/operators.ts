@@ -1,4 +1,4 @@
-import { countOf, placeholders, type Queryable } from "../../db/port";
+import { countOf, insertedId, placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import { auditThresholdHistory, type auditTriage, declaredMovements } from "../tables";
 import { columnsOf } from "./columns";
@@ -33,10 +33,11 @@ const NEW_DECLARATION = columnsOf(declaredMovements, ["id", "retracted_at", "ret
 
 export async function insertDeclaration(t: Queryable, d: NewDeclaration): Promise<number> {
   const sql = `INSERT INTO declared_movements (${NEW_DECLARATION.join(", ")}) VALUES (${placeholders(NEW_DECLARATION.length)}) RETURNING id`;
-  return (await t.get<{ id: number }>(
+  return insertedId(
+    t,
     sql,
     NEW_DECLARATION.map((c) => d[c]),
-  ))!.id;
+  );
 }
 
 /** Retracts an active declaration; false when it was retracted already (by this request's race, or before). */

@@ -1,4 +1,4 @@
-import { countOf, type Param, type Queryable } from "../../db/port";
+import { countOf, insertedId, type Param, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { auditRuns } from "../tables";
 
@@ -123,12 +123,13 @@ export interface NewRun {
 
 /** Starts a run, in the transaction `t` that bumped audit_state first (bumpState): its kept total counts the run. */
 export async function insertRun(t: Queryable, r: NewRun): Promise<number> {
-  const row = await t.get<{ id: number }>(
+  const id = await insertedId(
+    t,
     "INSERT INTO audit_runs (label, day, started_at, job_run_id, mint, decimals, thresholds) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
     [r.label, r.day, r.startedAt, r.jobRunId, r.mint, r.decimals, r.thresholds],
   );
   await t.run("UPDATE audit_state SET runs_total = runs_total + 1 WHERE id = 1");
-  return row!.id;
+  return id;
 }
 
 /** The newest run after `id`, if any: a run that has one may no longer complete. */
