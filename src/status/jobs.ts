@@ -30,7 +30,7 @@ export function registerStatusJobs(ctx: AppContext): void {
     description: "Sends due incident events to status subscribers (also nudged right after each change); records only runs that sent something",
     quietWhenIdle: true,
     everyInstance: true, // subscriber deliveries are leased one by one: every instance drains the queue
-    run: () => statusNotifier(ctx).runCounted(),
+    run: () => statusNotifier(ctx).runOnceCounted(),
   });
   ctx.jobs.register({
     name: "status-prune",

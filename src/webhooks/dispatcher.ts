@@ -25,6 +25,18 @@ const RECORDING_PER_SLOT = 4;
 const LEASED_PER_SLOT = 3;
 
 /**
+ * What an attempt's answer makes of its delivery: 410 Gone or the last attempt dead-letters it; another failure is
+ * tried again after the schedule's delay, a receiver's longer Retry-After honoured. Status subscribers' deliveries
+ * are retried by it too (src/status/incidents/notify.ts).
+ */
+export function retryDecision(ctx: Pick<DispatchContext, "config" | "rng">, r: SendResult, attempts: number, final: boolean, now: Date) {
+  if (r.ok) return { status: "succeeded" as const, nextIso: null };
+  if (r.statusCode === 410 || final) return { status: "dead_letter" as const, nextIso: null };
+  const delay = retryDelaySeconds(ctx.config.webhooks, attempts, ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
+  return { status: "failed" as const, nextIso: new Date(now.getTime() + delay * 1000).toISOString() };
+}
+
+/**
  * Leases due deliveries in one short transaction (which also records each attempt, before its request leaves),
  * sends them outside any transaction, and records each outcome in another short transaction guarded by the
  * lease token. A process killed mid-send leaves leases that expire; the next dispatcher marks those attempts
@@ -287,19 +299,8 @@ export class Dispatcher implements DeliveryDispatcher {
   private async finish(d: Leased, r: SendResult, startedAt: Date): Promise<void> {
     const now = this.ctx.clock.now();
     const nowIso = now.toISOString();
-    const cfg = this.ctx.config.webhooks;
-    const gone = r.statusCode === 410;
-    let status: "succeeded" | "failed" | "dead_letter";
-    let next: string | null = null;
-    if (r.ok) status = "succeeded";
-    else if (gone || d.final_attempt) status = "dead_letter";
-    else {
-      status = "failed";
-      const delay = retryDelaySeconds(cfg, d.attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
-      next = new Date(now.getTime() + delay * 1000).toISOString();
-    }
     const startedAtIso = startedAt.toISOString();
-    const outcome = { status, nextIso: next, reasonTag: r.reasonTag, error: r.error, statusCode: r.statusCode };
+    const outcome = { ...retryDecision(this.ctx, r, d.attempts, d.final_attempt, now), reasonTag: r.reasonTag, error: r.error, statusCode: r.statusCode };
     const attempt = { startedAtIso, durationMs: r.durationMs, statusCode: r.statusCode, error: r.error, reasonTag: r.reasonTag, excerpt: r.excerpt };
     // On PostgreSQL a success whose webhook was not failing changes only its delivery and its attempt: written
     // with others, in one round trip and no savepoints (SuccessWriter). SQLite's group commit already shares its
@@ -307,7 +308,7 @@ export class Dispatcher implements DeliveryDispatcher {
     const recorded =
       r.ok && !d.failing_since && this.ctx.store.dialect === "postgres"
         ? await this.successes.write({ id: d.id, token: d.lease_token, attemptId: d.attempt_id, nowIso, attempt })
-        : await this.recordAlone(d, r, outcome, attempt, gone, now);
+        : await this.recordAlone(d, r, outcome, attempt, now);
     if (!recorded) return;
     this.completed++;
     // A failure may have queued events in the same transaction (webhook.delivery_failed, webhook.disabled), and
@@ -317,14 +318,7 @@ export class Dispatcher implements DeliveryDispatcher {
   }
 
   /** An outcome in a transaction of its own (its webhook's outcomes share commits on PostgreSQL): whether the delivery was still held. */
-  private recordAlone(
-    d: Leased,
-    r: SendResult,
-    outcome: Parameters<typeof recordDelivery>[2],
-    attempt: AttemptOutcome,
-    gone: boolean,
-    now: Date,
-  ): Promise<boolean> {
+  private recordAlone(d: Leased, r: SendResult, outcome: Parameters<typeof recordDelivery>[2], attempt: AttemptOutcome, now: Date): Promise<boolean> {
     const nowIso = now.toISOString();
     return retried(() =>
       this.ctx.store.tx(
@@ -338,7 +332,7 @@ export class Dispatcher implements DeliveryDispatcher {
             recordDelivery(t, { id: d.id, token: d.lease_token }, outcome, attempt.startedAtIso, nowIso),
             recordAttempt(t, d.attempt_id, attempt),
           );
-          if (held) await this.afterOutcome(t, d, r, outcome.status, gone, now);
+          if (held) await this.afterOutcome(t, d, r, outcome.status, now);
           return held;
         },
         // Group-commit key (TxOptions.group): the webhook's row (failing_since, disabled) that outcomes share.
@@ -347,7 +341,7 @@ export class Dispatcher implements DeliveryDispatcher {
     );
   }
 
-  private async afterOutcome(t: Queryable, d: Leased, r: SendResult, status: string, gone: boolean, now: Date): Promise<void> {
+  private async afterOutcome(t: Queryable, d: Leased, r: SendResult, status: string, now: Date): Promise<void> {
     const nowIso = now.toISOString();
     const deps = { clock: this.ctx.clock, rng: this.ctx.rng };
     if (r.ok) {
@@ -357,7 +351,8 @@ export class Dispatcher implements DeliveryDispatcher {
     if (!d.failing_since) await markFailing(t, d.webhook_id, nowIso);
     const failingForMs = d.failing_since ? now.getTime() - Date.parse(d.failing_since) : 0;
     const hours = this.ctx.config.webhooks.disableAfterHours;
-    const disableReason = gone ? "the receiver answered 410 Gone" : failingForMs >= hours * 3_600_000 ? `every delivery failed for ${hours} h` : null;
+    const disableReason =
+      r.statusCode === 410 ? "the receiver answered 410 Gone" : failingForMs >= hours * 3_600_000 ? `every delivery failed for ${hours} h` : null;
     if (disableReason && (await disableWebhook(t, d.webhook_id, disableReason, nowIso))) {
       await emitEvent(t, deps, { partner: d.partner, mode: d.mode }, "webhook.disabled", {
         webhook_id: d.webhook_id,

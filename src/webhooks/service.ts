@@ -160,9 +160,9 @@ export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
 export { deliveryHeaders } from "./send";
 export { WebhookSecrets } from "./secrets";
 // Status subscribers (src/status/incidents/notify.ts) are sent, signed, SSRF-checked and retried exactly like deliveries.
-export { sendDelivery, type SendResult } from "./send";
+export { sendDelivery, sendFailure, type SendResult } from "./send";
 export { checkResolvedTarget, checkTargetUrl, targetPolicyOf } from "./target-policy";
-export { parseRetryAfter, retryDelaySeconds } from "./schedule";
+export { retryDecision } from "./dispatcher";
 
 /**
  * Dead-lettered deliveries now, over every partner and mode: the ops alerts monitor records it each run and

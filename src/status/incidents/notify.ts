@@ -1,7 +1,7 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import type { Queryable } from "../../db/port";
 import { errorFields } from "../../log";
-import { checkResolvedTarget, parseRetryAfter, retryDelaySeconds, sendDelivery, type SendResult, targetPolicyOf } from "../../webhooks/service";
+import { checkResolvedTarget, retryDecision, sendDelivery, sendFailure, type SendResult, targetPolicyOf } from "../../webhooks/service";
 import type { IncidentView } from "./incidents";
 import { openSubscriberSecret } from "./subscribers";
 import { deadLetterInterrupted, type DueDelivery, dueDeliveries, leaseDelivery, queueDeliveries, recordOutcome, subscriberTypes } from "../store/subscribers";
@@ -104,7 +104,7 @@ export class StatusNotifier {
   }
 
   /** The job's entry: idle when nothing was due, so quiet ticks leave no job_runs row. */
-  async runCounted(): Promise<{ idle: boolean }> {
+  async runOnceCounted(): Promise<{ idle: boolean }> {
     const before = this.sent;
     await this.runOnce();
     return { idle: this.sent === before };
@@ -140,8 +140,8 @@ export class StatusNotifier {
     const cfg = this.ctx.config.webhooks;
     const startedAt = this.ctx.clock.now();
     const blocked = await checkResolvedTarget(d.url, targetPolicyOf(this.ctx.config));
-    const result: SendResult = blocked
-      ? { ok: false, statusCode: null, reasonTag: "blocked_target", error: `target refused: ${blocked}`, excerpt: null, retryAfter: null, durationMs: 0 }
+    const result = blocked
+      ? sendFailure("blocked_target", `target refused: ${blocked}`)
       : await sendDelivery({
           url: d.url,
           eventPublicId: d.event_id,
@@ -156,22 +156,12 @@ export class StatusNotifier {
   }
 
   private async record(d: Leased, r: SendResult, startedAt: Date): Promise<void> {
-    const cfg = this.ctx.config.webhooks;
     const now = this.ctx.clock.now();
-    let status: "succeeded" | "failed" | "dead_letter" = "succeeded";
-    let next: string | null = null;
-    if (!r.ok) {
-      if (r.statusCode === 410 || d.attempts >= cfg.maxAttempts) status = "dead_letter";
-      else {
-        status = "failed";
-        const delay = retryDelaySeconds(cfg, d.attempts, this.ctx.rng, parseRetryAfter(r.retryAfter, now.getTime()));
-        next = new Date(now.getTime() + delay * 1000).toISOString();
-      }
-    }
+    const { status, nextIso } = retryDecision(this.ctx, r, d.attempts, d.attempts >= this.ctx.config.webhooks.maxAttempts, now);
     const recorded = await recordOutcome(
       this.ctx.store,
       { id: d.id, token: d.lease_token },
-      { status, nextIso: next, error: r.error, statusCode: r.statusCode, startedAtIso: startedAt.toISOString(), nowIso: now.toISOString() },
+      { status, nextIso, error: r.error, statusCode: r.statusCode, startedAtIso: startedAt.toISOString(), nowIso: now.toISOString() },
     );
     if (recorded) this.sent++;
     if (status === "dead_letter")
