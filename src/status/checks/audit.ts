@@ -7,30 +7,20 @@ import { latestCompleteAuditRun } from "../store/read-models";
 // never bad: anomalies in published data are for people to look at, and the engine counts this warn in the
 // overall only when the policy says audit_anomalies_warn_degrades (src/status/checks/engine.ts overallOf).
 
-/**
- * The newest complete audit run: a read model over the transparency domain's audit_runs (the same row as its
- * latestAuditVerdict), read here rather than imported, because the transparency reports publish this
- * domain's uptime — importing transparency would tie the two domains in a cycle (src/status/store/read-models.ts).
- */
-async function latestCompleteRun(ctx: AppContext) {
-  const row = await latestCompleteAuditRun(ctx.store);
-  return row
-    ? { run: row.id, label: row.label, overall: row.overall ?? "ok", rows_total: row.rows_total, signatures_with_anomalies: row.signatures_with_anomalies }
-    : null;
-}
-
 export async function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy) {
   const configured = ctx.chain.configured;
-  const run = await latestCompleteRun(ctx);
+  // The newest complete run, read as a read model of transparency's audit_runs (store/read-models.ts says why).
+  const run = await latestCompleteAuditRun(ctx.store);
+  const overall = run ? (run.overall ?? "ok") : null;
   const base = {
     configured,
-    latest_run: run?.run ?? null,
+    latest_run: run?.id ?? null,
     run_label: run?.label ?? null,
-    run_overall: run?.overall ?? null,
+    run_overall: overall,
     signatures_with_anomalies: run?.signatures_with_anomalies ?? null,
     rows_total: run?.rows_total ?? null,
     warn_degrades: policy.audit_anomalies_warn_degrades,
-    proof_url: run ? `/transparency/audit-anomalies/summary.json?run=${run.run}` : "/transparency/audit-anomalies/summary.json",
+    proof_url: run ? `/transparency/audit-anomalies/summary.json?run=${run.id}` : "/transparency/audit-anomalies/summary.json",
   };
   if (!configured)
     return {
@@ -40,7 +30,7 @@ export async function auditAnomaliesCheck(ctx: AppContext, policy: StatusPolicy)
       ...base,
     };
   if (!run) return { status: "ok" as const, summary: "no complete audit run yet", note: null, ...base };
-  const status: Level = run.overall === "ok" ? "ok" : "warn";
-  const summary = `audit run ${run.run} (${run.label}): ${run.signatures_with_anomalies} of ${run.rows_total} rows anomalous, overall ${run.overall}`;
+  const status: Level = overall === "ok" ? "ok" : "warn";
+  const summary = `audit run ${run.id} (${run.label}): ${run.signatures_with_anomalies} of ${run.rows_total} rows anomalous, overall ${overall}`;
   return { status, summary, note: null, ...base };
 }

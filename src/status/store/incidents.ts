@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import { countOf, placeholders, type Queryable, type Store } from "../../db/port";
+import { countOf, insertedId, placeholders, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusIncidentUpdates, statusIncidents } from "../tables";
 
@@ -46,12 +46,12 @@ export async function openAutomatic(
   t: Queryable,
   r: { at: string; severity: "warn" | "bad"; checks: string; summary: string; snapshotId: number },
 ): Promise<number> {
-  const row = await t.get<Pick<IncidentRow, "id">>(
+  return insertedId(
+    t,
     `INSERT INTO status_incidents (source, started_at, severity, current_severity, checks, summary, opened_snapshot_id, updated_at)
      VALUES ('automatic', ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
     [r.at, r.severity, r.severity, r.checks, r.summary, r.snapshotId, r.at],
   );
-  return row!.id;
 }
 
 export async function updateAutomatic(

@@ -17,11 +17,10 @@ export function windowPage(q: Queryable, after: number | null, limit: number, of
 }
 
 export async function insertWindow(t: Queryable, w: Omit<WindowRow, "id">): Promise<WindowRow> {
-  const row = await t.get<WindowRow>(
+  return (await t.get<WindowRow>(
     "INSERT INTO status_maintenance_windows (starts_at, ends_at, title, description, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
     [w.starts_at, w.ends_at, w.title, w.description, w.created_by, w.created_at],
-  );
-  return row!;
+  ))!;
 }
 
 /** Deletes a window and answers it as it was (null when there was none). */

@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, repeatBatches } from "../../db/batched-delete";
-import type { Dialect, Queryable, Store } from "../../db/port";
+import { type Dialect, insertedId, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusSnapshots } from "../tables";
 
@@ -48,12 +48,12 @@ export async function checksInForce(q: Queryable, beforeId: number | null): Prom
   return row?.checks ?? null;
 }
 
-export async function insertSnapshotRow(t: Queryable, r: Omit<SnapshotRow, "id">): Promise<number> {
-  const row = await t.get<Pick<SnapshotRow, "id">>(
+export function insertSnapshotRow(t: Queryable, r: Omit<SnapshotRow, "id">): Promise<number> {
+  return insertedId(
+    t,
     "INSERT INTO status_snapshots (generated_at, overall, degraded, checks, policy_version, in_maintenance, job_run_id) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
     [r.generated_at, r.overall, r.degraded, r.checks, r.policy_version, r.in_maintenance, r.job_run_id],
   );
-  return row!.id;
 }
 
 /** The last snapshot before `startIso`, then every one up to `endIso`, in time order. */
@@ -76,10 +76,8 @@ export function latestSnapshots(q: Queryable, limit: number) {
 }
 
 export async function newestSnapshotAt(q: Queryable): Promise<string | null> {
-  return (
-    (await q.get<Pick<SnapshotRow, "generated_at">>("SELECT generated_at FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT 1"))?.generated_at ??
-    null
-  );
+  const row = await q.get<Pick<SnapshotRow, "generated_at">>("SELECT generated_at FROM status_snapshots ORDER BY generated_at DESC, id DESC LIMIT 1");
+  return row?.generated_at ?? null;
 }
 
 export async function oldestSnapshotAt(q: Queryable): Promise<string | null> {
