@@ -1,33 +1,17 @@
 import type { AppContext } from "../context";
 import { viewsOf, type IncidentView } from "./incidents/incidents";
-import { incidentsInWindowRows } from "./store/incidents";
+import { incidentsInWindowRows, type WindowFilter } from "./store/incidents";
 
 // Incidents of both sources read for the operators' exports and incident drafts (src/ops/incidents*.ts): a
 // window, filters and a page. Read-only; the status domain keeps its tables to itself.
 
 export type { IncidentView } from "./incidents/incidents";
 
-export interface IncidentWindowFilter {
-  /** Incidents that overlap [since, until): started before until, and still open or ended at/after since. */
-  since: string | null;
-  until: string | null;
-  /** The peak severity, exactly. */
-  severity?: "warn" | "bad";
-  status?: "open" | "resolved";
-  limit: number;
-  offset: number;
-}
-
 /**
  * A page of incidents, newest start first, with their updates, and how many match in all. The table holds one
  * row per incident (a few a week), so the count is cheap; both statements stay within the started_at index.
  */
-export async function incidentsInWindow(ctx: AppContext, f: IncidentWindowFilter): Promise<{ total: number; items: IncidentView[] }> {
-  const { rows, total } = await incidentsInWindowRows(
-    ctx.store,
-    { since: f.since, until: f.until, severity: f.severity ?? null, status: f.status ?? null },
-    f.limit,
-    f.offset,
-  );
+export async function incidentsInWindow(ctx: AppContext, f: WindowFilter): Promise<{ total: number; items: IncidentView[] }> {
+  const { rows, total } = await incidentsInWindowRows(ctx.store, f);
   return { total, items: await viewsOf(ctx.store, rows, ctx.clock.now()) };
 }

@@ -162,23 +162,26 @@ export function adminIncidentPage(
 }
 
 export interface WindowFilter {
+  /** Incidents that overlap [since, until): started before until, and still open or ended at/after since. */
   since: string | null;
   until: string | null;
-  severity: string | null;
-  status: string | null;
+  /** The peak severity, exactly; absent or null: any. */
+  severity?: "warn" | "bad" | null;
+  status?: "open" | "resolved" | null;
+  limit: number;
+  offset: number;
 }
 
 const WINDOW_WHERE = `(CAST(? AS text) IS NULL OR ended_at IS NULL OR ended_at >= ?) AND (CAST(? AS text) IS NULL OR started_at < ?)
   AND (CAST(? AS text) IS NULL OR severity = ?)
   AND (CAST(? AS text) IS NULL OR (CAST(? AS text) = 'open' AND ended_at IS NULL) OR (CAST(? AS text) = 'resolved' AND ended_at IS NOT NULL))`;
-const windowArgs = (f: WindowFilter) => [f.since, f.since, f.until, f.until, f.severity, f.severity, f.status, f.status, f.status];
+const windowArgs = ({ since, until, severity = null, status = null }: WindowFilter) => [since, since, until, until, severity, severity, status, status, status];
 
-/** A page of the incidents overlapping a window, newest start first, and how many match in all. */
-export async function incidentsInWindowRows(q: Queryable, f: WindowFilter, limit: number, offset: number) {
+export async function incidentsInWindowRows(q: Queryable, f: WindowFilter) {
   const rows = await q.all<IncidentRow>(`SELECT * FROM status_incidents WHERE ${WINDOW_WHERE} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, [
     ...windowArgs(f),
-    limit,
-    offset,
+    f.limit,
+    f.offset,
   ]);
   const total = await countOf(q, `SELECT count(*) AS n FROM status_incidents WHERE ${WINDOW_WHERE}`, windowArgs(f));
   return { rows, total };
