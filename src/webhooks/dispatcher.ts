@@ -26,8 +26,7 @@ const LEASED_PER_SLOT = 3;
 
 /**
  * What an attempt's answer makes of its delivery: 410 Gone or the last attempt dead-letters it; another failure is
- * tried again after the schedule's delay, a receiver's longer Retry-After honoured. Status subscribers' deliveries
- * are retried by it too (src/status/incidents/notify.ts).
+ * tried again after the schedule's delay, a receiver's longer Retry-After honoured.
  */
 export function retryDecision(ctx: Pick<DispatchContext, "config" | "rng">, r: SendResult, attempts: number, final: boolean, now: Date) {
   if (r.ok) return { status: "succeeded" as const, nextIso: null };

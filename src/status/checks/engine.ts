@@ -50,8 +50,7 @@ export const isNotConfigured = (c: CheckBase): boolean => (c as { note?: unknown
  * Worst of the checks that count. Left out: a not-configured check, unless the policy raised it above ok
  * (freshness.not_configured: warn is the operator saying "this deployment must have a token"); and an
  * audit-anomalies check's warn unless the policy says audit_anomalies_warn_degrades (anomalies in published
- * data are worth showing without calling the service degraded; its bad always counts). The
- * audit_anomalies check (checks-audit.ts) is never bad itself.
+ * data are worth showing without calling the service degraded; its bad always counts).
  */
 export function overallOf(checks: Record<string, Pick<CheckBase, "status" | "configured">>, policy: StatusPolicy): Level {
   return worst(

@@ -29,8 +29,8 @@ export function intervalSeconds(pattern: string, from: Date): number | null {
 
 /**
  * How long `job` may go without a run before it is stale: stale_factor × its interval, never less than
- * min_stale_minutes; null when it is not expected to run here (see entryOf), so it is never stale. /metrics publishes
- * it (herald_job_stale_after_seconds) for Prometheus rules to judge the same way.
+ * min_stale_minutes; null when it is not expected to run here (JOBS_ENABLED=0, the job disabled, a quiet job), so it
+ * is never stale. /metrics publishes it (herald_job_stale_after_seconds) for Prometheus rules to judge the same way.
  */
 export function staleAfterMs(ctx: AppContext, policy: StatusPolicy, job: Pick<JobSummary, "name" | "pattern" | "enabled">, now: Date): number | null {
   const p = policy.checks.jobs;
@@ -40,25 +40,20 @@ export function staleAfterMs(ctx: AppContext, policy: StatusPolicy, job: Pick<Jo
 }
 
 /**
- * A job is stale when it should be running (jobs enabled in config, the job not disabled, not a quiet job)
- * and neither its latest run nor this process's start is within stale_factor × its interval (never less
- * than min_stale_minutes). Counting from the start means a fresh deploy is not "stale" before a job's first
- * tick. With JOBS_ENABLED=0 no job is expected to run, so none is stale.
+ * A job expected to run here (staleAfterMs) is stale when neither its latest run nor this process's start is within
+ * its limit. Counting from the start means a fresh deploy is not "stale" before a job's first tick.
  */
 function entryOf(ctx: AppContext, policy: StatusPolicy, job: JobSummary) {
   const now = ctx.clock.now();
-  const quiet = ctx.jobs.isQuietWhenIdle(job.name);
-  const interval = intervalSeconds(job.pattern, now);
   const limitMs = staleAfterMs(ctx, policy, job, now);
-  const lastStart = job.last_run ? Date.parse(job.last_run.started_at) : 0;
-  const since = Math.max(lastStart, ctx.startedAt.getTime());
   const last = job.last_run;
+  const since = Math.max(last ? Date.parse(last.started_at) : 0, ctx.startedAt.getTime());
   return {
     name: job.name,
     enabled: job.enabled,
     // A quiet job leaves no row when idle, so it is never judged stale.
-    quiet_when_idle: quiet,
-    interval_seconds: interval,
+    quiet_when_idle: ctx.jobs.isQuietWhenIdle(job.name),
+    interval_seconds: intervalSeconds(job.pattern, now),
     // Public: the error's first 200 characters are enough to recognise it (chain errors are URL-redacted at source).
     last_run: last ? { started_at: last.started_at, finished_at: last.finished_at, ok: last.ok, error: last.error?.slice(0, 200) ?? null } : null,
     // The latest finished run's outcome; null = never finished a run.

@@ -96,16 +96,12 @@ export function incidentView(r: IncidentRow, updates: readonly UpdateRow[], now:
   });
 }
 
-/** The updates of these incidents (operator ones have any), read in one query. */
-export function updatesOf(q: Queryable, rows: readonly IncidentRow[]): Promise<UpdateRow[]> {
-  return updatesOfIncidents(
+/** The rows' views, with the updates of all of them (operator incidents have any) read in one query. */
+export const viewsOf = async (q: Queryable, rows: readonly IncidentRow[], now: Date): Promise<IncidentView[]> => {
+  const updates = await updatesOfIncidents(
     q,
     rows.filter((r) => r.source === "operator").map((r) => r.id),
   );
-}
-
-export const viewsOf = async (q: Queryable, rows: readonly IncidentRow[], now: Date): Promise<IncidentView[]> => {
-  const updates = await updatesOf(q, rows);
   return rows.map((r) => incidentView(r, updates, now));
 };
 

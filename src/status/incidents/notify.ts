@@ -110,11 +110,7 @@ export class StatusNotifier {
     return { idle: this.sent === before };
   }
 
-  /**
-   * Takes up to BATCH due deliveries in one short transaction. On PostgreSQL the rows are read with FOR UPDATE SKIP
-   * LOCKED (src/status/store/subscribers.ts), so instances leasing at once take disjoint rows; a row leased here
-   * is not due again until its lease expires.
-   */
+  /** Instances leasing at once take disjoint rows (dueDeliveries); a row leased here is not due again until its lease expires. */
   private lease(): Promise<Leased[]> {
     const now = this.ctx.clock.now();
     const nowIso = now.toISOString();

@@ -53,9 +53,8 @@ export function openSubscriberSecret(ctx: AppContext, id: number, ciphertext: st
 }
 
 /**
- * Registers a URL, or answers the subscriber it already is. The URL is claimed by the INSERT itself (ON CONFLICT
- * DO NOTHING), so two instances registering it at once make one subscriber. The limit is counted first: on
- * PostgreSQL two registrations at the very same time may pass it together by one, which bounds nothing that matters.
+ * The URL is claimed by the INSERT itself (insertSubscriber). The limit is counted first: on PostgreSQL two
+ * registrations at the very same time may pass it together by one, which bounds nothing that matters.
  */
 export async function createSubscriber(
   ctx: AppContext,
