@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import { joinHtml, minuteText, type SafeHtml } from "../../http/formats/html";
-import { formatPct } from "./badge";
+import { BADGE_WINDOWS, formatPct } from "./badge";
 import { worst, type CheckBase, type Level } from "../checks/types";
 import { FRESHNESS_PROOFS, type freshnessCheck } from "../checks/chain";
 import { COMPONENT_IDS, COMPONENTS, type ComponentView } from "../components";
@@ -24,12 +24,6 @@ const RECENT_INCIDENT_HOURS = 24 * 14;
 const BAR_DAYS = 90;
 /** Bars older than this are hidden on narrow screens. */
 const NARROW_DAYS = 30;
-const WINDOWS = [
-  ["24 h", 24],
-  ["7 d", 168],
-  ["30 d", 720],
-  ["90 d", 2160],
-] as const;
 
 const tag = (level: TagLevel, text = level === "none" ? "NO DATA" : level.toUpperCase()) => tagHtml({ level, text });
 const notConfiguredTag = () => tag("none", "NOT CONFIGURED");
@@ -162,7 +156,8 @@ export async function statusPage(ctx: AppContext, cache?: UptimeCache): Promise<
   const latency = await latencyPercentiles(ctx, 24);
   const checks = status.checks as unknown as Record<string, CheckBase>;
   const head = headlineOf(status.overall, open);
-  const windows = WINDOWS.map(([label, hours]) => {
+  const windows = Object.entries(BADGE_WINDOWS).map(([key, hours]) => {
+    const label = key.replace(/\d+/, "$& "); // the badges' windows, as people read them: "24 h"
     const up = uptimeFrom(src, hours, exclude).overall.uptime_pct;
     const startsBeforeMonitoring = since !== null && Date.parse(since) > src.end - hours * 3_600_000;
     return { label, value: up === null ? "no data" : formatPct(up), since: up !== null && startsBeforeMonitoring ? minuteText(since) : null };
