@@ -1,8 +1,7 @@
 // GET /api/messenger/ops/health: what an operator checks when players say the bot is quiet.
 import type { AppContext } from "../context";
-import { outboxBacklog } from "./bot/outbox";
 import { countersSince, hourOf } from "./counters";
-import { recentErrors as unsentErrors } from "./store/bot";
+import { outboxBacklog, recentErrors as unsentErrors } from "./store/bot";
 
 export async function opsHealth(ctx: AppContext, hours: number, limit: number) {
   const now = ctx.clock.now().getTime();

@@ -5,9 +5,8 @@
 // updates keep only their kind and command, outbox rows their method and status, never the payload.
 import type { AppContext } from "../../context";
 import { callBotApiRead, type WebhookInfo } from "../bot/api";
-import { outboxBacklog } from "../bot/outbox";
 import { hourOf } from "../counters";
-import { newestOutboxRows, outboxWindowCounts, recentUpdates, unsentWithErrors, updatesPerHourAndCommand } from "../store/bot";
+import { newestOutboxRows, outboxBacklog, outboxWindowCounts, recentUpdates, unsentWithErrors, updatesPerHourAndCommand } from "../store/bot";
 import { counterRowsSince } from "../store/counters";
 import { expectedWebhookUrl } from "./bot-readiness";
 

@@ -4,7 +4,7 @@
 import type { Static } from "elysia";
 import type { AppContext } from "../../context";
 import type { RolloutCheck } from "./analytics-model";
-import { outboxBacklog } from "../bot/outbox";
+import { outboxBacklog } from "../store/bot";
 import { countersSince } from "../counters";
 import { counted, playsText } from "../count-words";
 import { refusalsOnRoutes } from "../store/read-models";

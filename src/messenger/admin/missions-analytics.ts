@@ -54,7 +54,6 @@ const noFigures = (): Figures => {
 /** Whole-range bounds for all-time figures: every ISO timestamp sorts between them. */
 const ALL_TIME = { since: "0", until: "9" };
 
-/** What a completing event's recorded answer says was paid. */
 interface PaidAnswer {
   reward_paid?: { free_spins?: number; missiles?: number; points?: number } | null;
   salutes?: { amount?: string; paid?: boolean } | null;
@@ -164,7 +163,6 @@ export async function missionStats(ctx: AppContext, key: string) {
   };
 }
 
-/** The middle one or two progress values, read by offset: at most two rows come back. */
 async function medianProgress(q: Queryable, key: string, n: number): Promise<number | null> {
   if (n === 0) return null;
   const middle = await progressAt(q, key, n % 2 === 1 ? 1 : 2, n % 2 === 1 ? (n - 1) / 2 : n / 2 - 1);

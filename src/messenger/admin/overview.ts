@@ -23,7 +23,6 @@ export const OVERVIEW_DEFAULT_DAYS = 30;
 export const MANUAL_GRANT_ACTION = "admin.manual_grant";
 const PURCHASE_ACTIONS = new Set(["items.purchase", "recon_grid.purchase"]);
 
-/** The ledger action that is one play of a game. */
 export const playActionOf = (game: string) => (game === "recon_grid" ? "recon_grid.reveal" : `${game}.play`);
 /** Games whose every play costs the same (so the gross payout is exact from net deltas). */
 const FIXED_PRICE: Record<string, Amounts> = { recon_grid: { free_spins: 0, missiles: 1, points: 0 } };
@@ -98,7 +97,6 @@ export async function gameFigures(ctx: AppContext, w: ReportWindow, games: strin
   const dayIndex = new Map(days.map((d, i) => [d, i]));
   const byGame = new Map(games.map((g) => [g, emptyFigures(g, days)]));
   const total = emptyFigures("total", days);
-  // The primary key (day, action, game_key) serves the day range: a few rows per day.
   for (const r of await statsRows(ctx.store, w.from, w.to)) {
     const f = byGame.get(r.game_key);
     if (!f) continue;

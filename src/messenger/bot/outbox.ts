@@ -5,7 +5,7 @@
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { bump } from "../counters";
-import { backlog, type LeasedRow, leaseDue, queueCall, recordDead, recordRetry, recordSent } from "../store/bot";
+import { type LeasedRow, leaseDue, queueCall, recordDead, recordRetry, recordSent } from "../store/bot";
 
 const BATCH = 20;
 const LEASE_MS = 60_000;
@@ -94,9 +94,4 @@ export async function sendDueBotCalls(ctx: AppContext): Promise<{ idle: boolean;
     if (outcome.kind === "sent") sent++;
   }
   return { idle: rows.length === 0, sent, failed: rows.length - sent };
-}
-
-export async function outboxBacklog(q: Queryable): Promise<{ pending: number; dead: number; oldest_pending_at: string | null }> {
-  const r = await backlog(q);
-  return { pending: r.pending, dead: r.dead, oldest_pending_at: r.oldest };
 }

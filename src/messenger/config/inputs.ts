@@ -24,10 +24,8 @@ export function isoOrThrow(raw: string, field: string): string {
 export type PageInput = Parameters<typeof parseKeyPage>[0];
 
 /**
- * A page from rows fetched with LIMIT limit+1 (the extra row only says whether more exist). The lists here are
- * ordered by text as often as by id, so a cursor holds the last row's whole sort key (parseKeyPage): a page boundary
- * stays put when rows are added before it. In the spec's list shape: `count`, `pagination {has_more, next_offset, next_cursor}` (with the applied limit and offset, as
- * before) and `query`, the echo of limit, offset and cursor that the list adds its own filters to.
+ * A page from rows fetched with LIMIT limit+1 (the extra row only says whether more exist), its cursor the last row's
+ * whole sort key (AdminPageQuery says why), with the applied limit and offset in `pagination` (MessengerAdminPage).
  */
 export function paged<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) => SortKey) {
   const p = keyPageOf(rows, page, keyOf);
@@ -35,8 +33,7 @@ export function paged<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) => Sor
 }
 
 /**
- * The value of an AdminListAnswer (model.ts) from a page (`paged`, `keyPageOf`, `offsetPage`): its items under `key`,
- * `count`, the list's own figures (`between`), `pagination`, then `query` with `filters` after the page's.
+ * The value of an AdminListAnswer (model.ts: its fields and their order) from a page (`paged`, `keyPageOf`, `offsetPage`).
  * `NoInfer`: the figures' type is what the caller passed, never one read back from the route's declared answer.
  */
 export function adminListAnswer<K extends string, T, Q extends object, P, F extends object = NoFields, B extends object = NoFields>(

@@ -79,7 +79,6 @@ export async function createMission(ctx: AppContext, admin: AdminRequest, input:
 /** The operator's view: the player's fields plus the revision a PATCH must name. */
 export const adminMissionView = (m: MissionRow) => ({ ...missionView(m), revision: m.revision, updated_at: m.updated_at ?? m.created_at });
 
-/** One page of mission rows, oldest first; a cursor holds the last row's [created_at, mission_key]. */
 export async function missionKeyPage(q: Queryable, input: PageInput) {
   const page = parseKeyPage(input, ["text", "text"]);
   const [afterCreated, afterKey] = (page.after ?? [null, null]) as [string | null, string | null];
@@ -105,7 +104,6 @@ async function activeMission(q: Queryable, key: string): Promise<MissionRow> {
   return m;
 }
 
-/** Active missions with this player's enrollment, if any. */
 export async function missionCatalog(ctx: AppContext, telegramUserId: number) {
   const missions = await activeMissions(ctx.store, 500);
   const mine = new Map((await enrollmentsOf(ctx.store, telegramUserId)).map((e) => [e.mission_key, e]));
@@ -274,7 +272,6 @@ async function progressIn(
   return { ...answer, replayed: false };
 }
 
-/** The player's progress events, newest first. */
 export async function missionHistory(ctx: AppContext, telegramUserId: number, missionKey: string | undefined, limit: number, offset: number) {
   const { items, query, ...page } = offsetPage(await eventsOf(ctx.store, telegramUserId, missionKey ?? null, limit + 1, offset), limit, offset);
   return { events: items.map((r) => ({ ...r, accepted: r.accepted === 1 })), ...page, query: { ...query, mission_key: missionKey ?? null } };

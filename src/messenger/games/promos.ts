@@ -21,7 +21,6 @@ type NewPromo = Static<typeof PromoModel.createBody>;
 
 const promoView = (p: PromoRow) => schemaView(Promo, p, { reward: rewardOfRow(p), enabled: p.enabled === 1 });
 
-/** POST /api/messenger/admin/games/promos: creates a code, or with update: true changes one. */
 export async function createPromo(ctx: AppContext, admin: AdminRequest, input: NewPromo) {
   if (input.update) return updatePromo(ctx, admin, input);
   const expiresAt = typeof input.expires_at === "string" ? isoOrThrow(input.expires_at, "body.expires_at") : null;
@@ -93,10 +92,6 @@ async function updatePromo(ctx: AppContext, admin: AdminRequest, input: NewPromo
   });
 }
 
-/**
- * Promos, enabled ones unless includeDisabled, newest first, then by code; a cursor holds the last row's
- * [created_at, code].
- */
 export async function listPromos(ctx: AppContext, includeDisabled: boolean, input: PageInput = {}) {
   const page = parseKeyPage(input, ["text", "text"]);
   const [afterCreated, afterCode] = (page.after ?? [null, null]) as [string | null, string | null];
@@ -105,7 +100,6 @@ export async function listPromos(ctx: AppContext, includeDisabled: boolean, inpu
   return adminListAnswer("promos", p, { include_disabled: includeDisabled });
 }
 
-/** Claims a promo for the player; the same request id replays, a second claim of the code is refused. */
 export async function claimPromo(ctx: AppContext, telegramUserId: number, input: { request_id: string; code: string }) {
   const config = await gamesConfig(ctx);
   const after: AfterCommit = { nudge: false };

@@ -57,10 +57,7 @@ export async function gridStatus(ctx: AppContext, telegramUserId: number) {
   });
 }
 
-/**
- * Starts a grid on the server seed committed in an earlier answer (409 game_state_conflict if none was), and
- * commits the next one. An active grid is refused unless abandon_active, which ends it and reveals its seed.
- */
+/** Starts a grid and commits the next seed; an active grid is refused unless abandon_active, which ends it and reveals its seed. */
 export async function startGrid(
   ctx: AppContext,
   telegramUserId: number,

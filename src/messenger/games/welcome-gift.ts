@@ -10,10 +10,8 @@ import { applyAction, creditOf } from "../ledger";
 import type { PlayerRow } from "../players";
 import { priorAction } from "../store/ledger";
 
-/** The ledger request id of a player's welcome gift (outside the clients' pattern: no client request can take it). */
 export const WELCOME_GIFT_REQUEST_ID = "welcome gift";
 
-/** Until when the player may open the gift: WELCOME_GIFT.open_for_seconds after their first contact. */
 export const welcomeGiftOpenUntil = (p: Pick<PlayerRow, "created_at">) =>
   new Date(Date.parse(p.created_at) + WELCOME_GIFT.open_for_seconds * 1000).toISOString();
 
@@ -28,7 +26,6 @@ export async function welcomeGiftView(q: Queryable, player: PlayerRow, now: Date
   return { reward: { ...WELCOME_GIFT.reward }, available: inWindow && !opened, open_until: openUntil };
 }
 
-/** Opens the gift: its reward credited in one ledger row; again, the first answer (replayed: true). */
 export function openWelcomeGift(ctx: AppContext, telegramUserId: number) {
   return applyAction(
     ctx,

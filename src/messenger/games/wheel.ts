@@ -30,7 +30,6 @@ function createSeed(ctx: AppContext, t: Queryable, telegramUserId: number, now: 
   return insertSeed(t, { telegramUserId, serverSeed, serverSeedHash: seedHash(serverSeed), clientSeed: newClientSeed(ctx.rng), committedAt: now, at: now });
 }
 
-/** When the pair's hash was first published, and when its client seed was set. */
 const seedTimes = (s: SeedRow) => ({ committed_at: s.committed_at ?? s.created_at, client_seed_set_at: s.created_at });
 
 const STATUS_ROUTE = "POST /api/messenger/games/spin-wheel/status";

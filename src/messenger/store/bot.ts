@@ -65,13 +65,13 @@ async function underLease(t: Queryable, id: number, leaseUntil: string, set: str
 }
 
 /** Pending and dead replies now, and the oldest pending one's time. */
-export async function backlog(q: Queryable): Promise<{ pending: number; dead: number; oldest: string | null }> {
+export async function outboxBacklog(q: Queryable): Promise<{ pending: number; dead: number; oldest_pending_at: string | null }> {
   const r = await q.get<{ pending: number; dead: number; oldest: string | null }>(
     `SELECT count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'dead') AS dead,
        MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest
      FROM messenger_bot_outbox WHERE status IN ('pending', 'dead')`,
   );
-  return r ?? { pending: 0, dead: 0, oldest: null };
+  return { pending: r?.pending ?? 0, dead: r?.dead ?? 0, oldest_pending_at: r?.oldest ?? null };
 }
 
 /** Unsent replies with an error, newest first (ops health). */

@@ -118,7 +118,6 @@ export const newestWheelCampaigns = (q: Queryable, limit: number) =>
 export const otherEnabledWheelCampaigns = (q: Queryable, audienceGroup: string, exceptKey: string) =>
   q.all<WheelCampaignRow>("SELECT * FROM messenger_wheel_campaigns WHERE audience_group = ? AND enabled = 1 AND campaign_key <> ?", [audienceGroup, exceptKey]);
 
-/** A campaign's stored segments (JSON text), or null. */
 export async function wheelSegmentsText(q: Queryable, key: string): Promise<string | null> {
   return (await q.get<Pick<WheelCampaignRow, "segments">>("SELECT segments FROM messenger_wheel_campaigns WHERE campaign_key = ?", [key]))?.segments ?? null;
 }

@@ -81,7 +81,6 @@ export async function takeActiveNonce(t: Queryable, telegramUserId: number): Pro
   );
 }
 
-/** Seeds revealed so far, newest first. */
 export const revealedSeedRows = (q: Queryable, telegramUserId: number, limit: number) =>
   q.all<SeedRow>("SELECT * FROM messenger_seeds WHERE telegram_user_id = ? AND status = 'revealed' ORDER BY id DESC LIMIT ?", [telegramUserId, limit]);
 
@@ -130,11 +129,9 @@ export const spinIdBounds = (q: Queryable) =>
     "SELECT (SELECT MIN(id) FROM messenger_spins) AS lo, (SELECT MAX(id) FROM messenger_spins) AS hi",
   );
 
-/** The created_at of the first spin at or after `id`. */
 export const spinCreatedFrom = (q: Queryable, id: number) =>
   q.get<Pick<SpinRow, "created_at">>("SELECT created_at FROM messenger_spins WHERE id >= ? ORDER BY id LIMIT 1", [id]);
 
-/** Spins of an id range, counted per campaign, segment and how they were paid. */
 export const spinCounts = (q: Queryable, fromId: number, toId: number) =>
   q.all<Pick<SpinRow, "campaign_key" | "segment_index" | "paid_with"> & { n: number }>(
     `SELECT campaign_key, segment_index, paid_with, COUNT(*) AS n FROM messenger_spins WHERE id >= ? AND id < ?

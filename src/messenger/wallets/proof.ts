@@ -1,7 +1,7 @@
 // Wallet proof: Sign-In-With-Solana. The challenge is a single-use nonce inside a SIWS message (domain, address,
 // statement, nonce, issued-at, expiration); the claim checks the Ed25519 signature of exactly that message by
 // the claimed address, consumes the nonce, and records the proof. A proof is a fact about the wallet, so it is
-// also stamped on partner wallet links holding the address (wallet-link.ts).
+// also stamped on partner wallet links holding the address (link.ts).
 import { createPublicKey, verify } from "node:crypto";
 import bs58 from "bs58";
 import type { AppContext } from "../../context";
@@ -39,7 +39,6 @@ export function siwsMessage(f: {
   ].join("\n");
 }
 
-/** A 32-byte Ed25519 public key from a base58 address, or null. */
 function publicKeyBytes(address: string): Buffer | null {
   try {
     const raw = Buffer.from(bs58.decode(address));
@@ -82,7 +81,6 @@ function signatureValid(address: string, message: string, signature: string): bo
   return verify(null, Buffer.from(message, "utf8"), publicKey, sig);
 }
 
-/** Verifies a signed challenge; on success consumes the nonce, records the wallet and links the player. */
 export async function verifyClaim(ctx: AppContext, telegramUserId: number, input: { nonce: string; address: string; message: string; signature: string }) {
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
