@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import type { Clock } from "../clock";
 import type { AppContext } from "../context";
 import type { RewardSpec } from "./catalog";
-import type { Queryable, Statement } from "../db/port";
+import type { Queryable, Statement, TxOptions } from "../db/port";
 import { AppError } from "../http/errors/errors";
 import { type CounterMetric, countAfterCommit } from "./counters";
 import { inOrder } from "../db/in-order";
@@ -72,7 +72,7 @@ export interface ActionEffect<R> {
 }
 
 /** What must happen once the transaction has committed (never inside it: the dispatcher is not the store). */
-export interface AfterCommit {
+interface AfterCommit {
   /** A salutes payout queued webhook deliveries: the dispatcher is nudged. */
   nudge: boolean;
   /** The action's hourly counter (ActionEffect.count), counted once the transaction has committed. */
@@ -126,8 +126,20 @@ export function insufficient(balance: keyof Balances, has: number, required: num
 export const playerGroup = (telegramUserId: number): string => `messenger:${telegramUserId}`;
 
 /**
- * Runs the action in a transaction of its own; the dispatcher is nudged after the commit if a payout asked. On
- * PostgreSQL it may share a commit with other players' actions (group commit, keyed by the player's row).
+ * `body` in a transaction of its own, at `now` (by default the clock's when the body starts); what it leaves in its
+ * scope's `after` is done once the transaction has committed: the dispatcher nudged, the counter counted.
+ */
+export async function inOwnTx<T>(ctx: AppContext, body: (s: ActionScope) => Promise<T>, options?: TxOptions, now?: string): Promise<T> {
+  const after: AfterCommit = { nudge: false };
+  const out = await ctx.store.tx((t) => body({ t, now: now ?? ctx.clock.now().toISOString(), clock: ctx.clock, after }), options);
+  if (after.nudge) ctx.dispatcher.nudge();
+  if (after.count) countAfterCommit(ctx, after.count.metric, after.count.label);
+  return out;
+}
+
+/**
+ * Runs the action in a transaction of its own (inOwnTx). On PostgreSQL it may share a commit with other players'
+ * actions (group commit, keyed by the player's row).
  */
 export async function applyAction<R extends object, E = undefined>(
   ctx: AppContext,
@@ -135,10 +147,8 @@ export async function applyAction<R extends object, E = undefined>(
   effect: Effect<R, E>,
   early?: Early<E>,
 ): Promise<Applied<R>> {
-  const after: AfterCommit = { nudge: false };
-  let applied: Applied<R>;
   try {
-    applied = await ctx.store.tx((t) => applyActionIn({ t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, input, effect, early), {
+    return await inOwnTx(ctx, (s) => applyActionIn(s, input, effect, early), {
       ...(input.sharing === "alone" ? {} : { group: playerGroup(input.telegramUserId) }),
       ...(input.sharing === "player rows" ? { together: "beside other keys" as const } : {}),
       lastAnsweredWithCommit: true,
@@ -147,9 +157,6 @@ export async function applyAction<R extends object, E = undefined>(
     if (err instanceof ReplayOf) return err.answer as Applied<R>;
     throw err;
   }
-  if (after.nudge) ctx.dispatcher.nudge();
-  if (after.count) countAfterCommit(ctx, after.count.metric, after.count.label);
-  return applied;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { gamesConfig } from "../config/cache";
 import { bump } from "../counters";
-import type { AfterCommit } from "../ledger";
+import { type ActionScope, inOwnTx } from "../ledger";
 import { claimUpdate } from "../store/bot";
 import { botReplies, type TelegramUser } from "./commands";
 import { queueBotCall } from "./outbox";
@@ -116,8 +116,8 @@ export async function ingestUpdate(ctx: AppContext, update: TelegramUpdate, botU
   // the transaction: its body awaits only its own statements.
   const config = cmd ? await gamesConfig(ctx) : null;
   const now = ctx.clock.now().toISOString();
-  const after: AfterCommit = { nudge: false };
-  const answer = await ctx.store.tx(async (t) => {
+  const ingest = async (s: ActionScope) => {
+    const { t } = s;
     // The command is stored only when the bot answers it, so the operators' per-command counts are answers.
     const fresh = await claimUpdate(t, {
       update_id: update.update_id,
@@ -136,14 +136,13 @@ export async function ingestUpdate(ctx: AppContext, update: TelegramUpdate, botU
       await bump(t, ctx.clock, "updates_ignored", reason);
       answered = ack(0, reason);
     } else {
-      const replies = await botReplies(ctx, config, { t, now, clock: ctx.clock, after }, message.from, cmd.command, cmd.arg);
+      const replies = await botReplies(ctx, config, s, message.from, cmd.command, cmd.arg);
       for (const r of replies) await queueBotCall(t, now, update.update_id, message.chat.id, "sendMessage", r);
       answered = ack(replies.length, null);
     }
     // Last: every update shares this counter's row (on PostgreSQL its lock is then held only until the commit).
     await bump(t, ctx.clock, "updates_received", kind);
     return answered;
-  });
-  if (after.nudge) ctx.dispatcher.nudge();
-  return answer;
+  };
+  return inOwnTx(ctx, ingest, undefined, now);
 }

@@ -18,7 +18,7 @@ import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { keyPageOf, offsetPage, parseKeyPage } from "../../http/pagination";
 import { adminListAnswer, badField, type PageInput } from "../config/inputs";
-import { type ActionScope, type AfterCommit, applyActionIn, creditOf } from "../ledger";
+import { type ActionScope, applyActionIn, creditOf, inOwnTx } from "../ledger";
 import { reward as fullReward, rewardOfRow } from "../catalog";
 import { lockedPlayer } from "../players";
 import {
@@ -192,11 +192,8 @@ async function payReward(ctx: AppContext, s: ActionScope, telegramUserId: number
 }
 
 export async function reportProgress(ctx: AppContext, telegramUserId: number, input: { client_event_id: string; mission_key: string; progress?: number }) {
-  const after: AfterCommit = { nudge: false };
   const now = ctx.clock.now();
-  const answer = await ctx.store.tx((t) => progressIn({ t, now: now.toISOString(), clock: ctx.clock, after }, ctx, telegramUserId, input, now));
-  if (after.nudge) ctx.dispatcher.nudge();
-  return answer;
+  return inOwnTx(ctx, (s) => progressIn(s, ctx, telegramUserId, input, now), undefined, now.toISOString());
 }
 
 async function progressIn(

@@ -11,7 +11,7 @@ import { schemaView } from "../../http/schema-view";
 import { requireAudienceGroup } from "../config/audiences";
 import { type GamesConfig, gamesConfig } from "../config/cache";
 import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "../config/inputs";
-import { type ActionScope, type AfterCommit, applyActionIn, creditOf } from "../ledger";
+import { type ActionScope, applyActionIn, creditOf, inOwnTx } from "../ledger";
 import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
 import { paySalutes } from "./salutes-reward";
@@ -102,12 +102,7 @@ export async function listPromos(ctx: AppContext, includeDisabled: boolean, inpu
 
 export async function claimPromo(ctx: AppContext, telegramUserId: number, input: { request_id: string; code: string }) {
   const config = await gamesConfig(ctx);
-  const after: AfterCommit = { nudge: false };
-  const claimed = await ctx.store.tx((t) =>
-    claimPromoIn(ctx, config, { t, now: ctx.clock.now().toISOString(), clock: ctx.clock, after }, telegramUserId, input),
-  );
-  if (after.nudge) ctx.dispatcher.nudge();
-  return claimed;
+  return inOwnTx(ctx, (s) => claimPromoIn(ctx, config, s, telegramUserId, input));
 }
 
 /** The claim inside the caller's transaction (a bot /start with a promo parameter); `config` read before it. */
