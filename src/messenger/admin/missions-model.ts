@@ -71,10 +71,8 @@ const Figures = {
 
 const rate = nullable(t.Number({ description: "Share 0–1, 4 decimals; null without enrollments" }));
 
-const missionKeyPath = t.String({ minLength: 1, maxLength: 64, description: "The mission's key" });
-
 export const MissionAdminModel = {
-  params: t.Object({ mission_key: missionKeyPath }),
+  params: t.Object({ mission_key: t.String({ minLength: 1, maxLength: 64, description: "The mission's key" }) }),
   listQuery: t.Object({ ...PageQuery }),
   list: named("MessengerAdminMissionList", Envelope(AdminListAnswer("missions", t.Array(AdminMission), {}, { total: t.Integer() }, PaginationSchema))),
   created: named("MessengerAdminMissionCreated", Envelope({ mission: AdminMission })),

@@ -34,8 +34,7 @@ export type LeasedRow = Pick<OutboxRow, "id" | "chat_id" | "method" | "payload" 
  * never wait for each other; a row leased and committed meanwhile fails the WHERE, checked again on the locked
  * row. SQLite has no row locks and needs none: its one writer runs the statement whole.
  */
-const SKIP_LOCKED_POSTGRES = "FOR UPDATE SKIP LOCKED";
-const rowLockOf = (dialect: Dialect) => (dialect === "postgres" ? SKIP_LOCKED_POSTGRES : "");
+const rowLockOf = (dialect: Dialect) => (dialect === "postgres" ? "FOR UPDATE SKIP LOCKED" : "");
 
 /** Leases up to `limit` due pending replies until `leaseUntil`, oldest due first; the rows as leased. */
 export const leaseDue = (q: Queryable, dialect: Dialect, nowIso: string, leaseUntil: string, limit: number) =>

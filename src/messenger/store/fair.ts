@@ -104,14 +104,10 @@ export async function deleteCommitment(t: Queryable, telegramUserId: number, gam
   await t.run("DELETE FROM messenger_seed_commitments WHERE telegram_user_id = ? AND game_key = ?", [telegramUserId, game]);
 }
 
-const SPIN_COLUMNS = "telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at";
-const SPIN_VALUES = "?, ?, ?, ?, ?, ?, ?";
-const spinParams = (s: Omit<SpinRow, "id">) => [s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at];
-
 /** Records a spin under the id taken with its nonce (takeActiveNonce, takeNonce), as a statement the ledger sends. */
 export const insertSpinStatement = (s: Omit<SpinRow, "id">, id: number): Statement => ({
-  sql: `INSERT INTO messenger_spins (id, ${SPIN_COLUMNS}) VALUES (?, ${SPIN_VALUES})`,
-  params: [id, ...spinParams(s)],
+  sql: "INSERT INTO messenger_spins (id, telegram_user_id, seed_id, nonce, campaign_key, segment_index, paid_with, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  params: [id, s.telegram_user_id, s.seed_id, s.nonce, s.campaign_key, s.segment_index, s.paid_with, s.created_at],
 });
 
 /** Whether any spin used the campaign (its segments are then fixed). */

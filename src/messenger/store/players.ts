@@ -9,9 +9,8 @@ import type { messengerPlayers } from "../tables";
 
 export type PlayerRow = RowOf<typeof messengerPlayers>;
 
-const BY_ID = "SELECT * FROM messenger_players WHERE telegram_user_id = ?";
-
-export const playerById = (q: Queryable, telegramUserId: number) => q.get<PlayerRow>(BY_ID, [telegramUserId]);
+export const playerById = (q: Queryable, telegramUserId: number) =>
+  q.get<PlayerRow>("SELECT * FROM messenger_players WHERE telegram_user_id = ?", [telegramUserId]);
 
 /** Makes the player's row if there is none (a first action, a bot /start). */
 export async function createPlayerIfMissing(q: Queryable, telegramUserId: number, at: string): Promise<void> {
