@@ -24,7 +24,6 @@ export interface InitDataIdentity {
   isPremium: boolean;
   authDate: number;
   startParam: string | null;
-  /** Which check accepted it. */
   scheme: "hmac" | "ed25519";
 }
 

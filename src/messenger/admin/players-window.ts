@@ -62,7 +62,6 @@ function keep(c: Cache, key: string, set: Float64Array): Float64Array {
   return set;
 }
 
-/** The union of sorted id arrays, sorted. */
 function union(sets: Float64Array[]): Float64Array {
   if (sets.length === 1) return sets[0]!;
   const all = new Float64Array(sets.reduce((n, s) => n + s.length, 0));

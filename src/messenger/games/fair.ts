@@ -4,7 +4,6 @@
 import { createHash, createHmac } from "node:crypto";
 import type { Rng } from "../../clock";
 
-/** 32 random bytes as 64 lower-case hex characters. */
 export const newServerSeed = (rng: Rng): string => Buffer.from(rng.bytes(32)).toString("hex");
 
 /** The commitment shown before play: hex(SHA-256(the seed's 64 hex characters as ASCII)). */

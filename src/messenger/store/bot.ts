@@ -63,7 +63,6 @@ async function underLease(t: Queryable, id: number, leaseUntil: string, set: str
   return (await t.run(`UPDATE messenger_bot_outbox SET ${set} WHERE id = ? AND lease_until = ?`, [...params, id, leaseUntil])).changes > 0;
 }
 
-/** Pending and dead replies now, and the oldest pending one's time. */
 export async function outboxBacklog(q: Queryable): Promise<{ pending: number; dead: number; oldest_pending_at: string | null }> {
   const r = await q.get<{ pending: number; dead: number; oldest: string | null }>(
     `SELECT count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'dead') AS dead,

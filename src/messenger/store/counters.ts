@@ -15,7 +15,6 @@ export async function addToCounter(q: Queryable, hour: string, metric: string, l
   );
 }
 
-/** Totals per metric and label since `sinceHour` (inclusive). */
 export const countersSince = (q: Queryable, sinceHour: string) =>
   q.all<Pick<CounterRow, "metric" | "label" | "count">>(
     "SELECT metric, label, SUM(count) AS count FROM messenger_counters WHERE hour >= ? GROUP BY metric, label ORDER BY metric, label",

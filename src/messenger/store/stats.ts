@@ -58,7 +58,7 @@ export async function addDailyPlayers(t: Queryable, rows: PlayersRow[]): Promise
 export const statsRows = (q: Queryable, from: string, to: string) =>
   q.all<StatsRow>("SELECT * FROM messenger_daily_stats WHERE day >= ? AND day <= ? ORDER BY day, action, game_key", [from, to]);
 
-/** Distinct players of the days [from, to] in one game, by id. */
+/** Distinct players of the days [from, to] in one game, sorted by id: the players window searches them by halves. */
 export async function playerIdsBetween(q: Queryable, from: string, to: string, game: string): Promise<number[]> {
   const rows = await q.all<Pick<PlayersRow, "telegram_user_id">>(
     "SELECT DISTINCT telegram_user_id FROM messenger_daily_players WHERE day >= ? AND day <= ? AND game_key = ? ORDER BY telegram_user_id",
@@ -76,7 +76,6 @@ export async function playerIdsOfDay(q: Queryable, day: string, games: string[])
   return rows.map((r) => r.telegram_user_id);
 }
 
-/** Distinct players per day of [from, to] in some games. */
 export const playersPerDayBetween = (q: Queryable, from: string, to: string, games: string[]) =>
   q.all<Pick<PlayersRow, "day"> & { n: number }>(
     `SELECT day, COUNT(DISTINCT telegram_user_id) AS n FROM messenger_daily_players WHERE day >= ? AND day <= ? AND game_key IN (${games.map(() => "?").join(", ")})

@@ -42,7 +42,6 @@ const readCatalog = (ready: Promise<void> = Promise.resolve()) =>
     return c;
   });
 
-/** Reads and redraws `sections` (default: all) at once. */
 export async function refresh(sections: readonly Section[] = ALL): Promise<void> {
   const fresh = sections.includes("catalog") || !catalog ? readCatalog() : Promise.resolve(catalog);
   await Promise.all([fresh, ...sections.filter((s) => s !== "catalog").map((s) => loaders.get(s)?.(fresh))]);
