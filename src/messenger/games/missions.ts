@@ -93,10 +93,7 @@ export async function listMissions(ctx: AppContext, input: PageInput = {}) {
   return adminListAnswer("missions", { ...p, items: p.items.map(adminMissionView) }, {}, { total });
 }
 
-/**
- * The mission a player may act on: unknown is 404 mission_not_found; deactivated by the operator is 409
- * mission_inactive, so the mini-app can say "this mission was switched off" rather than "no such mission".
- */
+/** A switched-off mission is 409 mission_inactive, not 404: the mini-app can say so rather than "no such mission". */
 async function activeMission(q: Queryable, key: string): Promise<MissionRow> {
   const m = await missionByKey(q, key);
   if (!m) throw new AppError("mission_not_found", `No mission ${JSON.stringify(key)}`);
@@ -116,7 +113,6 @@ export async function listEnrollments(ctx: AppContext, telegramUserId: number, l
   return { enrollments: items.map((r) => ({ ...enrollmentView(r, r), title: r.title })), ...page };
 }
 
-/** Enrolls; enrolling again answers the same enrollment with already_enrolled=true. */
 export async function enroll(ctx: AppContext, telegramUserId: number, missionKey: string) {
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
