@@ -39,10 +39,8 @@ import {
   welcomeGiftView,
   type TelegramUpdate,
 } from "./service";
-import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "./route-common";
+import { answers, ok, requireMessengerBot } from "./route-common";
 import type { PlayerRow } from "./players";
-
-export { messengerErrors, messengerTag };
 
 /** The messenger (Telegram) mini-app API: docs/messenger.md. Every route answers 503 without MESSENGER_BOT_TOKEN. */
 export function messengerRoutes(ctx: AppContext, guards: Guards, states: RequestStates) {
