@@ -120,7 +120,7 @@ const RevealedSeed = named(
     ...SeedTimes,
   }),
 );
-const Replayed = {
+export const Replayed = {
   replayed: t.Boolean({ description: "true: this request_id was answered before; this is the stored answer and nothing happened again" }),
   ledger_entry_id: t.Integer(),
   balances: Balances,
@@ -218,7 +218,6 @@ export const GamesModel = {
     }),
   ),
 };
-export { Replayed, Fairness, RevealedSeed };
 
 const Cell = t.Integer({ minimum: 0, maximum: 24, description: "Cell index 0–24, row by row" });
 const GridView = named(

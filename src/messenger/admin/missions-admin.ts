@@ -10,8 +10,8 @@ import { auditOperator } from "../../auth/audit";
 import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { checkMissionLimitsOrThrow } from "../games/mission-sources";
-import { adminMissionView, type MissionRow } from "../games/missions";
-import { highestUnfinishedProgress, lockMission, missionByKey, updateMissionIfRevision } from "../store/missions";
+import { adminMissionView } from "../games/missions";
+import { highestUnfinishedProgress, lockMission, type MissionRow, missionByKey, updateMissionIfRevision } from "../store/missions";
 import type { MissionAdminModel } from "./missions-model";
 
 export const REVISION_HEADER = "X-Expected-Revision";

@@ -42,8 +42,6 @@ export const POINTS_VALUE: Amounts = {
 export const valueOf = (a: Amounts) => a.points * POINTS_VALUE.points + a.free_spins * POINTS_VALUE.free_spins + a.missiles * POINTS_VALUE.missiles;
 export const percentOf = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 100 : null);
 
-export type { StatsRow };
-
 /** Parses `games` (comma list); absent or empty = every game. Unknown keys are a 400 naming query.games. */
 export function parseGames(raw: string | undefined): string[] {
   if (raw === undefined || raw.trim() === "") return [...GAME_KEYS];

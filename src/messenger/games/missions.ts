@@ -47,8 +47,6 @@ import { paySalutes } from "./salutes-reward";
 import { Enrollment, Mission, type MissionModel, type REFUSAL_REASONS } from "./promos-model";
 import { schemaView } from "../../http/schema-view";
 
-export type { MissionRow };
-
 export const missionView = (m: MissionRow) => schemaView(Mission, m, { reward: rewardOfRow(m), active: m.active === 1 });
 
 const enrollmentView = (e: EnrollmentRow, m: Pick<MissionRow, "target" | "progress_source">) =>

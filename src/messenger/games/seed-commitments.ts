@@ -10,8 +10,7 @@ import { AppError } from "../../http/errors/errors";
 import { type CommitmentRow, deleteCommitment, type FairGame, insertCommitment, pendingCommitment } from "../store/fair";
 import { newServerSeed, seedHash } from "./fair";
 
-export type { FairGame };
-export type Commitment = CommitmentRow;
+type Commitment = CommitmentRow;
 
 /** The pending commitment, made now if there is none, in the caller's transaction `t` (after the player's lock). */
 export async function ensureCommitment(ctx: Pick<AppContext, "rng">, t: Queryable, telegramUserId: number, game: FairGame, now: string): Promise<Commitment> {
