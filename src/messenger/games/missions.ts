@@ -57,17 +57,8 @@ export async function createMission(ctx: AppContext, admin: AdminRequest, input:
   checkMissionLimitsOrThrow(source, input);
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
-    const row = await insertMission(t, {
-      missionKey: input.mission_key,
-      title: input.title,
-      eventType: input.event_type,
-      source,
-      target: input.target,
-      reward: { ...fullReward(input.reward), salutes: input.reward.salutes ?? null },
-      dailyCap: input.daily_cap,
-      perMinuteCap: input.per_minute_cap,
-      at: now,
-    });
+    const reward = { ...fullReward(input.reward), salutes: input.reward.salutes ?? null };
+    const row = await insertMission(t, { ...input, progress_source: source }, reward, now);
     if (!row) throw new AppError("conflict", `A mission with key ${JSON.stringify(input.mission_key)} already exists`);
     await auditOperator(t, admin, now, "messenger.mission.create", input.mission_key, adminMissionView(row));
     return { mission: adminMissionView(row) };

@@ -14,38 +14,31 @@ type EventRow = RowOf<typeof messengerMissionEvents>;
 
 // ---- missions ----
 
-export interface NewMissionRow {
-  missionKey: string;
-  title: string;
-  eventType: string;
-  source: MissionRow["progress_source"];
-  target: number;
-  reward: { free_spins: number; missiles: number; points: number; salutes: string | null };
-  dailyCap: number;
-  perMinuteCap: number;
-  at: string;
-}
-
 /** The new mission, or null when its key is taken. */
-export const insertMission = (t: Queryable, m: NewMissionRow) =>
+export const insertMission = (
+  t: Queryable,
+  m: Pick<MissionRow, "mission_key" | "title" | "event_type" | "progress_source" | "target" | "daily_cap" | "per_minute_cap">,
+  reward: { free_spins: number; missiles: number; points: number; salutes: string | null },
+  at: string,
+) =>
   t.get<MissionRow>(
     `INSERT INTO messenger_missions (mission_key, title, event_type, progress_source, target, reward_free_spins, reward_missiles, reward_points,
        reward_salutes, daily_cap, per_minute_cap, active, created_at, revision, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (mission_key) DO NOTHING RETURNING *`,
     [
-      m.missionKey,
+      m.mission_key,
       m.title,
-      m.eventType,
-      m.source,
+      m.event_type,
+      m.progress_source,
       m.target,
-      m.reward.free_spins,
-      m.reward.missiles,
-      m.reward.points,
-      m.reward.salutes,
-      m.dailyCap,
-      m.perMinuteCap,
-      m.at,
-      m.at,
+      reward.free_spins,
+      reward.missiles,
+      reward.points,
+      reward.salutes,
+      m.daily_cap,
+      m.per_minute_cap,
+      at,
+      at,
     ],
   );
 
