@@ -16,7 +16,7 @@
 import { type AppContext, slot, stateOf } from "../../context";
 import { playerIdsBetween, playerIdsOfDay, playersPerDayBetween } from "../store/stats";
 import { versionWatch } from "../version-watch";
-import { daysOf } from "./window";
+import { DAY_MS, daysOf } from "./window";
 
 interface Cache {
   /** The day the cache was built for (today at that time); a new day drops everything. */
@@ -46,7 +46,6 @@ async function cacheOf(ctx: AppContext, today: string): Promise<Cache> {
   return s.cache;
 }
 
-const DAY_MS = 86_400_000;
 const prevDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 async function closedSet(ctx: AppContext, c: Cache, game: string, from: string, closedTo: string): Promise<Float64Array> {
   const key = `${game}|${from}|${closedTo}`;

@@ -21,7 +21,7 @@ export const windowQueryFields = (defaultDays: number) => ({
   ),
 });
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 
