@@ -4,8 +4,7 @@ import type { AppContext } from "../context";
 import { countOf } from "../db/port";
 import { AppError } from "../http/errors/errors";
 import { deliveryHealth, deliverySloControls } from "../webhooks/service";
-import { latencyOf, requestCountsOf } from "../http/request-log/latency";
-import { keySummaries, usageWindow } from "./usage-service";
+import { usageAnalytics } from "./usage-service";
 
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */
 export const STATUS_WINDOW_HOURS = 1;
@@ -34,13 +33,9 @@ async function recentDeadLetters(ctx: AppContext, owner: Owner, sinceIso: string
  */
 export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
   await pingDatabaseOrThrow(ctx);
-  await ctx.requestLog.flush(); // buffered off the request path: include the latest requests
   const owner = ownerOf(actor);
-  const w = usageWindow(ctx, STATUS_WINDOW_HOURS);
-  const routes = await keySummaries(ctx, actor.keyId, w);
-  const counts = requestCountsOf(routes);
-  const latency = latencyOf(routes);
-  const deadLetters = await recentDeadLetters(ctx, owner, w.startIso);
+  const { window, request_metrics: counts, latency_metrics_ms: latency } = await usageAnalytics(ctx, actor.keyId, STATUS_WINDOW_HOURS);
+  const deadLetters = await recentDeadLetters(ctx, owner, window.start_utc);
   const reasons = deadLetters > 0 ? [`${deadLetters} webhook deliveries dead-lettered in the last hour (GET /api/partner/webhooks/dlq)`] : [];
   const { samples: _samples, ...percentiles } = latency.overall;
   return {
@@ -48,11 +43,11 @@ export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
     status_reasons: reasons,
     key_id: actor.keyId,
     key_mode: actor.mode,
-    window: { hours: w.hours, start_utc: w.startIso, end_utc: w.endIso },
+    window,
     endpoint_percentiles_available: latency.available,
     endpoint_percentiles_ms: percentiles,
     request_metrics: { total_requests: counts.total_requests, error_requests: counts.error_requests },
-    webhook_delivery_health: await deliveryHealth(ctx, owner, w.startIso),
+    webhook_delivery_health: await deliveryHealth(ctx, owner, window.start_utc),
     delivery_slo_controls: deliverySloControls(ctx),
   };
 }

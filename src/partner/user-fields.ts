@@ -61,7 +61,7 @@ export class FieldCheck {
     return s;
   }
 
-  orThrow(what: string): void {
-    problemsOrThrow(what, this.problems);
+  orThrow(what: string, code?: Parameters<typeof problemsOrThrow>[2]): void {
+    problemsOrThrow(what, this.problems, code);
   }
 }

@@ -1,6 +1,5 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
-import { problemsOrThrow } from "../http/errors/errors";
 import { FieldCheck } from "./user-fields";
 import { walletWithUser } from "./store/wallets";
 
@@ -45,7 +44,7 @@ export async function walletVerification(ctx: AppContext, owner: Owner, address:
   const check = new FieldCheck();
   const blockchain = check.blockchain(blockchainParam);
   check.walletAddress(address, blockchain);
-  problemsOrThrow("wallet", check.problems, "invalid_query");
+  check.orThrow("wallet", "invalid_query");
   const row = await walletWithUser(ctx.store, owner, blockchain!, address);
   // A verified flag without a timestamp (never written by Herald) counts as unverified: freshness needs an age.
   const verification = verificationOf(row?.verified ? row.verified_at : null, ctx.clock.now(), ctx.config.walletReverifyDays);
