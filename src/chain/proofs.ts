@@ -1,9 +1,9 @@
 import type { AppContext } from "../context";
 import { formatUnits, percentOf } from "./amounts";
-import { freshnessOf, NOT_CONFIGURED_REASON, proofHeader, type Freshness, trustContext } from "./freshness";
+import { freshnessOf, NOT_CONFIGURED_REASON, type Freshness, type SnapshotRef, trustContext } from "./freshness";
 import { CHAIN_JOBS, type ChainJob } from "./jobs";
 import { SCAN_METHOD } from "../solana/scan-call";
-import { runStats } from "./store/job-runs";
+import { lastRun, runStats } from "./store/job-runs";
 import {
   type ChainSnapshotTable,
   countGrowthPoints,
@@ -24,11 +24,48 @@ import { TX_SYNC_METHOD } from "./tx-sync";
 const mintOf = (ctx: AppContext) => ctx.config.chain.tokenMint ?? "";
 const limits = (ctx: AppContext) => ctx.config.chain.staleAfterHours;
 
+/** Each job's snapshot table, the RPC method(s) its numbers come from, and how old its latest row may be. */
+const JOB_SOURCES: Record<ChainJob, { table: ChainSnapshotTable; method: string; limit: (ctx: AppContext) => number }> = {
+  "token-snapshot": { table: "chain_token_snapshots", method: TOKEN_SNAPSHOT_METHOD, limit: (ctx) => limits(ctx).publicStatsCache },
+  "holders-snapshot": { table: "chain_holder_snapshots", method: SCAN_METHOD, limit: (ctx) => limits(ctx).holderCache },
+  "mint-authority-snapshot": { table: "chain_mint_authority_snapshots", method: MINT_AUTHORITY_METHOD, limit: (ctx) => limits(ctx).mintAuthorities },
+  "transaction-sync": { table: "chain_sync_runs", method: TX_SYNC_METHOD, limit: (ctx) => limits(ctx).transactionSync },
+  "holder-growth": { table: "chain_holder_growth", method: "latest chain_holder_snapshots row per run", limit: (ctx) => limits(ctx).holderGrowth },
+};
+
+/**
+ * The common part of a proof over the latest row of one job's table. A failed last run does not change the
+ * status by itself (the last good snapshot may still be fresh), but it is always named in `reason`.
+ */
+async function proofHeader(ctx: AppContext, job: ChainJob, row: SnapshotRef | null, staleAfterHours = JOB_SOURCES[job].limit(ctx)) {
+  const { table, method } = JOB_SOURCES[job];
+  const { status, age_hours } = freshnessOf(ctx, row?.taken_at ?? null, staleAfterHours);
+  const run = ctx.chain.configured ? await lastRun(ctx.store, job) : null;
+  const failed = run && run.ok === 0 ? `the last ${job} run (${run.started_at}) failed: ${run.error ?? "unknown error"}` : null;
+  const reasons: Record<Freshness, string | null> = {
+    not_configured: NOT_CONFIGURED_REASON,
+    missing: `no ${job} snapshot has been taken yet${failed ? `; ${failed}` : ""}`,
+    stale: `the latest ${job} snapshot is ${age_hours} h old, over the ${staleAfterHours} h limit${failed ? `; ${failed}` : ""}`,
+    fresh: failed ? `${failed}; serving the last good snapshot` : null,
+  };
+  return {
+    generated_at_utc: ctx.clock.now().toISOString(),
+    status,
+    freshness_status: status,
+    age_hours,
+    stale_after_hours: staleAfterHours,
+    snapshot_at_utc: row?.taken_at ?? null,
+    reason: reasons[status],
+    last_run: run ? { job, started_at: run.started_at, ok: run.ok === null ? null : run.ok === 1, error: run.error } : null,
+    trust_context: trustContext(ctx, job, table, method, row),
+  };
+}
+
 export async function holderCacheProof(ctx: AppContext) {
   const row = ctx.chain.configured ? await latestHolders(ctx.store, mintOf(ctx)) : null;
   return {
     proof: "holder_cache_freshness" as const,
-    ...(await proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).holderCache)),
+    ...(await proofHeader(ctx, "holders-snapshot", row)),
     holders: row?.holders ?? null,
     accounts_scanned: row?.accounts_scanned ?? null,
     holders_source: row ? ("onchain_scan" as const) : ("unavailable" as const),
@@ -42,14 +79,7 @@ export async function holderGrowthProof(ctx: AppContext) {
   const rpcHost = row ? ((await latestHolders(ctx.store, mintOf(ctx)))?.rpc_host ?? null) : null;
   return {
     proof: "holder_growth_freshness" as const,
-    ...(await proofHeader(
-      ctx,
-      "holder-growth",
-      "chain_holder_growth",
-      "latest chain_holder_snapshots row per run",
-      row ? { ...row, rpc_host: rpcHost } : null,
-      limits(ctx).holderGrowth,
-    )),
+    ...(await proofHeader(ctx, "holder-growth", row ? { ...row, rpc_host: rpcHost } : null)),
     holders: row?.holders ?? null,
     previous_holders: row?.previous_holders ?? null,
     delta: row?.delta ?? null,
@@ -62,7 +92,7 @@ export async function publicStatsCacheProof(ctx: AppContext) {
   const row = ctx.chain.configured ? await latestToken(ctx.store, mintOf(ctx)) : null;
   return {
     proof: "public_stats_cache_freshness" as const,
-    ...(await proofHeader(ctx, "token-snapshot", "chain_token_snapshots", TOKEN_SNAPSHOT_METHOD, row, limits(ctx).publicStatsCache)),
+    ...(await proofHeader(ctx, "token-snapshot", row)),
     total_supply: row ? formatUnits(BigInt(row.supply_raw), row.decimals) : null,
     circulating_supply: row ? formatUnits(BigInt(row.circulating_raw), row.decimals) : null,
     decimals: row?.decimals ?? null,
@@ -75,7 +105,7 @@ export async function tokenDistributionProof(ctx: AppContext) {
   const pct = (raw: string | undefined) => (row && raw !== undefined ? percentOf(BigInt(raw), BigInt(row.total_raw)) : null);
   return {
     proof: "token_distribution_freshness" as const,
-    ...(await proofHeader(ctx, "holders-snapshot", "chain_holder_snapshots", SCAN_METHOD, row, limits(ctx).tokenDistribution)),
+    ...(await proofHeader(ctx, "holders-snapshot", row, limits(ctx).tokenDistribution)),
     holders: row?.holders ?? null,
     top1_pct: pct(row?.top1_raw),
     top5_pct: pct(row?.top5_raw),
@@ -94,7 +124,7 @@ export async function mintAuthoritiesProof(ctx: AppContext) {
   const review = row ? reviewAuthorities(row.mint_authority, row.freeze_authority, chain.expectedMintAuthority, chain.expectedFreezeAuthority) : null;
   return {
     proof: "token_mint_authorities" as const,
-    ...(await proofHeader(ctx, "mint-authority-snapshot", "chain_mint_authority_snapshots", MINT_AUTHORITY_METHOD, row, limits(ctx).mintAuthorities)),
+    ...(await proofHeader(ctx, "mint-authority-snapshot", row)),
     mint_authority: row?.mint_authority ?? null,
     freeze_authority: row?.freeze_authority ?? null,
     mint_authority_renounced: row ? row.mint_authority === null : null,
@@ -118,7 +148,7 @@ export async function transactionSyncProof(ctx: AppContext) {
   const newest = ctx.chain.configured ? (await latestTransactionRows(ctx.store, mint, 1))[0] : undefined;
   return {
     proof: "transaction_sync_freshness" as const,
-    ...(await proofHeader(ctx, "transaction-sync", "chain_sync_runs", TX_SYNC_METHOD, row, limits(ctx).transactionSync)),
+    ...(await proofHeader(ctx, "transaction-sync", row)),
     new_signatures: row?.new_signatures ?? null,
     stored: row?.stored ?? null,
     already_stored: row?.already_stored ?? null,
@@ -129,14 +159,6 @@ export async function transactionSyncProof(ctx: AppContext) {
     cursors,
   };
 }
-
-const JOB_SOURCES: Record<ChainJob, { table: ChainSnapshotTable; limit: (ctx: AppContext) => number }> = {
-  "token-snapshot": { table: "chain_token_snapshots", limit: (ctx) => limits(ctx).publicStatsCache },
-  "holders-snapshot": { table: "chain_holder_snapshots", limit: (ctx) => limits(ctx).holderCache },
-  "mint-authority-snapshot": { table: "chain_mint_authority_snapshots", limit: (ctx) => limits(ctx).mintAuthorities },
-  "transaction-sync": { table: "chain_sync_runs", limit: (ctx) => limits(ctx).transactionSync },
-  "holder-growth": { table: "chain_holder_growth", limit: (ctx) => limits(ctx).holderGrowth },
-};
 
 const SEVERITY: Record<Freshness, number> = { fresh: 0, stale: 1, missing: 2, not_configured: 3 };
 
