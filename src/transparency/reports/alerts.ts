@@ -130,19 +130,3 @@ export async function alerts(ctx: AppContext, sel: Selected, overrides: Threshol
 }
 
 export type AlertsAnswer = Awaited<ReturnType<typeof alerts>>;
-
-/** alerts.csv: the JSON answer as one row (dotted column names), the same values. */
-export function alertsRow(a: AlertsAnswer): Record<string, string | number | boolean | null> {
-  const s = a.snapshot;
-  return {
-    selected_run: a.selected_run,
-    evaluated_at: a.evaluated_at,
-    alert_level: s.alert_level,
-    should_alert: s.should_alert,
-    reasons: s.reasons.join("; "),
-    "thresholds.sigs_increase_threshold_pct": s.thresholds.sigs_increase_threshold_pct,
-    "thresholds.rows_increase_threshold_pct": s.thresholds.rows_increase_threshold_pct,
-    points_available: s.points_available,
-    ...Object.fromEntries(ALERT_SIDES.flatMap((side) => ALERT_SIDE_KEYS.map((k) => [`${side}.${k}`, s[side]?.[k] ?? null]))),
-  };
-}

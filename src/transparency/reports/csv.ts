@@ -1,5 +1,5 @@
 import { csvRecords } from "../../http/formats/csv";
-import { ALERT_SIDE_KEYS, ALERT_SIDES, alertsRow, type AlertsAnswer } from "./alerts";
+import { ALERT_SIDE_KEYS, ALERT_SIDES, type AlertsAnswer } from "./alerts";
 import type { compare, diffExport } from "./diffs";
 
 // The CSV twins of alerts.json and the diffs, written by src/http/formats/csv.ts (RFC 4180; null is an empty cell,
@@ -9,24 +9,23 @@ import type { compare, diffExport } from "./diffs";
 type Cell = string | number | boolean | null;
 const csvOf = (columns: readonly string[], records: Cell[][]) => csvRecords([[...columns], ...records]);
 
-export const ALERTS_CSV_COLUMNS = [
-  "selected_run",
-  "evaluated_at",
-  "alert_level",
-  "should_alert",
-  "reasons",
-  "thresholds.sigs_increase_threshold_pct",
-  "thresholds.rows_increase_threshold_pct",
-  "points_available",
-  ...ALERT_SIDES.flatMap((side) => ALERT_SIDE_KEYS.map((k) => `${side}.${k}`)),
-];
+/** alerts.csv's columns (dotted names) and how each is read from the JSON answer: one record, the same values. */
+const ALERT_CELLS: Record<string, (a: AlertsAnswer) => Cell> = {
+  selected_run: (a) => a.selected_run,
+  evaluated_at: (a) => a.evaluated_at,
+  alert_level: (a) => a.snapshot.alert_level,
+  should_alert: (a) => a.snapshot.should_alert,
+  reasons: (a) => a.snapshot.reasons.join("; "),
+  "thresholds.sigs_increase_threshold_pct": (a) => a.snapshot.thresholds.sigs_increase_threshold_pct,
+  "thresholds.rows_increase_threshold_pct": (a) => a.snapshot.thresholds.rows_increase_threshold_pct,
+  points_available: (a) => a.snapshot.points_available,
+  ...Object.fromEntries(ALERT_SIDES.flatMap((side) => ALERT_SIDE_KEYS.map((k) => [`${side}.${k}`, (a: AlertsAnswer) => a.snapshot[side]?.[k] ?? null]))),
+};
+export const ALERTS_CSV_COLUMNS = Object.keys(ALERT_CELLS);
 export const COMPARE_CSV_COLUMNS = ["run_a", "run_b", "type", "selected", "latest", "delta"] as const;
 export const DIFF_CSV_COLUMNS = ["run", "baseline_run", "type", "selected", "latest", "delta", "pct_delta"] as const;
 
-export function alertsCsv(a: AlertsAnswer): string {
-  const row = alertsRow(a);
-  return csvOf(ALERTS_CSV_COLUMNS, [ALERTS_CSV_COLUMNS.map((c) => row[c] ?? null)]);
-}
+export const alertsCsv = (a: AlertsAnswer): string => csvOf(ALERTS_CSV_COLUMNS, [Object.values(ALERT_CELLS).map((cell) => cell(a))]);
 
 export function compareCsv(c: Awaited<ReturnType<typeof compare>>): string {
   return csvOf(
