@@ -16,7 +16,7 @@ export async function takeHoldersSnapshot(ctx: AppContext, runId: number | null)
   const t0 = performance.now();
   const { host } = await ctx.chain.scanTokenAccounts({ mint, begin: () => (acc = new HolderAccumulator()).sink });
   const tally = acc.result();
-  const row = {
+  return insertSnapshot(ctx.store, "chain_holder_snapshots", {
     ...snapshotHead(ctx.clock.now(), runId, mint),
     accounts_scanned: tally.accounts,
     holders: tally.holders,
@@ -28,8 +28,7 @@ export async function takeHoldersSnapshot(ctx: AppContext, runId: number | null)
     duration_ms: Math.round(performance.now() - t0),
     rpc_host: host,
     method: SCAN_METHOD,
-  };
-  return { id: await insertSnapshot(ctx.store, "chain_holder_snapshots", row), ...row };
+  });
 }
 
 /**
@@ -45,14 +44,13 @@ export async function recordHolderGrowth(ctx: AppContext, runId: number | null) 
     if (!snapshot) throw new Error("no holders snapshot yet: run holders-snapshot first");
     await lockHoldersSnapshot(t, ctx.store.dialect, snapshot.id);
     const previous = await latestGrowth(t, mint);
-    const row = {
+    return insertSnapshot(t, "chain_holder_growth", {
       ...snapshotHead(takenAt, runId, mint),
       holder_snapshot_id: snapshot.id,
       snapshot_taken_at: snapshot.taken_at,
       holders: snapshot.holders,
       previous_holders: previous?.holders ?? null,
       delta: previous ? snapshot.holders - previous.holders : null,
-    };
-    return { id: await insertSnapshot(t, "chain_holder_growth", row), ...row };
+    });
   });
 }

@@ -55,7 +55,7 @@ export async function takeTokenSnapshot(ctx: AppContext, runId: number | null) {
   // The balances and the supply are read at slightly different slots; a tracked balance above the supply means
   // the configuration or the node is wrong, and publishing a negative circulating supply would be worse.
   if (tracked > total) throw new Error(`treasury + reserve (${tracked}) exceed the supply (${total}); check TREASURY_WALLETS and RESERVE_WALLETS`);
-  const row = {
+  return insertSnapshot(ctx.store, "chain_token_snapshots", {
     ...snapshotHead(ctx.clock.now(), runId, mint),
     decimals: supply.value.value.decimals,
     slot: supply.value.context.slot,
@@ -67,8 +67,7 @@ export async function takeTokenSnapshot(ctx: AppContext, runId: number | null) {
     wallets_json: JSON.stringify(wallets),
     rpc_host: [...hosts].join(","),
     method: TOKEN_SNAPSHOT_METHOD,
-  };
-  return { id: await insertSnapshot(ctx.store, "chain_token_snapshots", row), ...row };
+  });
 }
 
 export type ReviewStatus = "renounced" | "mint_authority_retained" | "freeze_authority_retained" | "both_retained";
@@ -122,7 +121,7 @@ export async function takeMintAuthoritySnapshot(ctx: AppContext, runId: number |
   const mintAuthority = authority(info.mintAuthority, "mintAuthority");
   const freezeAuthority = authority(info.freezeAuthority, "freezeAuthority");
   const review = reviewAuthorities(mintAuthority, freezeAuthority, chain.expectedMintAuthority, chain.expectedFreezeAuthority);
-  const row = {
+  return insertSnapshot(ctx.store, "chain_mint_authority_snapshots", {
     ...snapshotHead(ctx.clock.now(), runId, mint),
     decimals: Number(info.decimals),
     supply_raw: parseRaw(info.supply, "mint supply").toString(),
@@ -135,6 +134,5 @@ export async function takeMintAuthoritySnapshot(ctx: AppContext, runId: number |
     mismatch_fields: JSON.stringify(review.mismatch_fields),
     rpc_host: host,
     method: MINT_AUTHORITY_METHOD,
-  };
-  return { id: await insertSnapshot(ctx.store, "chain_mint_authority_snapshots", row), ...row };
+  });
 }

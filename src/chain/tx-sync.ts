@@ -139,7 +139,7 @@ export async function syncTransactions(ctx: AppContext, runId: number | null) {
     total.gap ||= c.gap;
     if (c.newest && (!total.newest || c.newest.slot > total.newest.slot)) total.newest = c.newest;
   }
-  const row = {
+  return insertSnapshot(ctx.store, "chain_sync_runs", {
     ...snapshotHead(ctx.clock.now(), runId, mint),
     addresses: addresses.length,
     new_signatures: total.found,
@@ -151,6 +151,5 @@ export async function syncTransactions(ctx: AppContext, runId: number | null) {
     duration_ms: Math.round(performance.now() - t0),
     rpc_host: [...hosts].join(",") || (ctx.chain.endpoints[0]?.host ?? ""),
     method: TX_SYNC_METHOD,
-  };
-  return { id: await insertSnapshot(ctx.store, "chain_sync_runs", row), ...row };
+  });
 }

@@ -43,14 +43,14 @@ export const countGrowthPoints = (q: Queryable, mint: string) => countOf(q, "SEL
 /** The columns every snapshot row starts with: when it was taken, by which job run, of which mint. */
 export const snapshotHead = (takenAt: Date, runId: number | null, mint: string) => ({ taken_at: takenAt.toISOString(), job_run_id: runId, mint });
 
-/** Inserts one snapshot row (its columns as given; booleans as 0/1) and answers its id. */
-export async function insertSnapshot(q: Queryable, table: ChainSnapshotTable, row: Record<string, string | number | boolean | null>): Promise<number> {
+/** Inserts one snapshot row (its columns as given; booleans as 0/1) and answers it with its id: a job's result. */
+export async function insertSnapshot<R extends Record<string, string | number | boolean | null>>(q: Queryable, table: ChainSnapshotTable, row: R) {
   const cols = Object.keys(row);
   const values: Param[] = cols.map((c) => {
     const v = row[c]!;
     return typeof v === "boolean" ? (v ? 1 : 0) : v;
   });
-  return insertedId(q, `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, values);
+  return { id: await insertedId(q, `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, values), ...row };
 }
 
 /**
