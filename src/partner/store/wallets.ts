@@ -30,8 +30,10 @@ export async function demoteWallet(q: Queryable, id: number, at: string): Promis
   await q.run("UPDATE wallet_links SET is_primary = 0, updated_at = ? WHERE id = ?", [at, id]);
 }
 
-/** The columns a link's owner sets (the rest are the row's identity, its owner and its timestamps). */
-export type WalletFields = Pick<WalletRow, "label" | "is_primary" | "verified" | "verified_at" | "is_hidden" | "session_connected_at">;
+/** The columns a link's owner sets (the rest are the row's identity, its owner and its timestamps), in the statements' order. */
+const WALLET_FIELDS = ["label", "is_primary", "verified", "verified_at", "is_hidden", "session_connected_at"] as const;
+export type WalletFields = Pick<WalletRow, (typeof WALLET_FIELDS)[number]>;
+const fieldValues = (w: WalletFields) => WALLET_FIELDS.map((f) => w[f]);
 
 export async function insertWallet(
   q: Queryable,
@@ -41,28 +43,14 @@ export async function insertWallet(
   await q.run(
     `INSERT INTO wallet_links (user_id, partner, mode, blockchain, wallet_address, label, is_primary, verified, verified_at, is_hidden, session_connected_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      w.user_id,
-      owner.partner,
-      owner.mode,
-      w.blockchain,
-      w.wallet_address,
-      w.label,
-      w.is_primary,
-      w.verified,
-      w.verified_at,
-      w.is_hidden,
-      w.session_connected_at,
-      w.at,
-      w.at,
-    ],
+    [w.user_id, owner.partner, owner.mode, w.blockchain, w.wallet_address, ...fieldValues(w), w.at, w.at],
   );
 }
 
 export async function updateWallet(q: Queryable, id: number, w: WalletFields & { at: string }) {
   await q.run(
     "UPDATE wallet_links SET label = ?, is_primary = ?, verified = ?, verified_at = ?, is_hidden = ?, session_connected_at = ?, updated_at = ? WHERE id = ?",
-    [w.label, w.is_primary, w.verified, w.verified_at, w.is_hidden, w.session_connected_at, w.at, id],
+    [...fieldValues(w), w.at, id],
   );
 }
 
