@@ -29,14 +29,17 @@ export function pctDelta(selected: number, latest: number): number | null {
   return Math.round(((latest - selected) * 10_000) / selected) / 100;
 }
 
-function rowsOf(a: RunRow | null, b: RunRow | null, limit: number, withPct: boolean) {
+function rowsOf(a: RunRow | null, b: RunRow | null, includeRows: boolean, limit: number, withPct: boolean) {
   const ca = countsOf(a);
   const cb = countsOf(b);
   const all = COMPARE_ROW_TYPES.map((type) => {
     const row = { type, selected: ca[type]!, latest: cb[type]!, delta: cb[type]! - ca[type]! };
     return withPct ? { ...row, pct_delta: pctDelta(row.selected, row.latest) } : row;
   });
-  return { rows: all.slice(0, limit), total: all.length, totalDelta: cb.signatures_with_anomalies! - ca.signatures_with_anomalies! };
+  return {
+    totalDelta: cb.signatures_with_anomalies! - ca.signatures_with_anomalies!,
+    listed: { include_rows: includeRows, row_limit: limit, rows_available: all.length, rows: includeRows ? all.slice(0, limit) : [] },
+  };
 }
 
 const side = (selector: string, run: RunRow | null) => ({
@@ -47,23 +50,20 @@ const side = (selector: string, run: RunRow | null) => ({
 });
 
 export async function compare(ctx: AppContext, a: Selected, b: Selected, includeRows: boolean, rowLimit: number) {
-  const r = rowsOf(a.run, b.run, rowLimit, false);
+  const r = rowsOf(a.run, b.run, includeRows, rowLimit, false);
   return {
     generated_at_utc: await dataTime(ctx),
     run_a: side(a.selector, a.run),
     run_b: side(b.selector, b.run),
     total_delta: r.totalDelta,
-    include_rows: includeRows,
-    row_limit: rowLimit,
-    rows_available: r.total,
-    rows: includeRows ? r.rows : [],
+    ...r.listed,
   };
 }
 
 export async function diffExport(ctx: AppContext, sel: Selected, includeRows: boolean, rowLimit: number) {
   const run = sel.run;
   const baseline = run ? await completeRunBefore(ctx.store, run.id) : null;
-  const r = rowsOf(baseline, run, rowLimit, true);
+  const r = rowsOf(baseline, run, includeRows, rowLimit, true);
   const base = baseline?.signatures_with_anomalies ?? 0;
   return {
     generated_at_utc: await dataTime(ctx),
@@ -75,9 +75,6 @@ export async function diffExport(ctx: AppContext, sel: Selected, includeRows: bo
     run_b: side(sel.selector, run),
     total_delta: r.totalDelta,
     total_pct_delta: pctDelta(base, run && run.is_complete === 1 ? run.signatures_with_anomalies : 0),
-    include_rows: includeRows,
-    row_limit: rowLimit,
-    rows_available: r.total,
-    rows: includeRows ? r.rows : [],
+    ...r.listed,
   };
 }
