@@ -42,17 +42,12 @@ interface Entry {
 }
 
 function entries(baseUrl: string): Entry[] {
-  const json = Object.entries(AuditResponses).map(([file, schema]) => ({
-    path: `${BASE}${file}`,
-    media_type: "application/json" as const,
-    columns: null,
-    schema: plain(schema),
-  }));
+  const json = (path: string, schema: TSchema): Entry => ({ path, media_type: "application/json", columns: null, schema: plain(schema) });
   const csv = (path: string, columns: readonly string[]): Entry => ({ path, media_type: "text/csv", columns: [...columns], schema: csvRecords(columns) });
   const all: Entry[] = [
-    ...json,
-    { path: "/transparency/trust-dashboard.json", media_type: "application/json", columns: null, schema: plain(TransparencyModel.dashboard) },
-    { path: "/transparency/wallet-concentration.json", media_type: "application/json", columns: null, schema: plain(ChainModel.walletConcentration) },
+    ...Object.entries(AuditResponses).map(([file, schema]) => json(`${BASE}${file}`, schema)),
+    json("/transparency/trust-dashboard.json", TransparencyModel.dashboard),
+    json("/transparency/wallet-concentration.json", ChainModel.walletConcentration),
     csv(`${BASE}alerts.csv`, ALERTS_CSV_COLUMNS),
     csv(`${BASE}diff/compare.csv`, COMPARE_CSV_COLUMNS),
     csv(`${BASE}diff/export`, DIFF_CSV_COLUMNS),
@@ -65,7 +60,7 @@ function entries(baseUrl: string): Entry[] {
       ...Object.keys(ChainModel.walletConcentration.properties.trend_points.items.properties),
       ...dottedColumns("trust_context", ChainModel.walletConcentration.properties.trust_context),
     ]),
-    { path: "(every error answer)", media_type: "application/json", columns: null, schema: plain(ErrorBody) },
+    json("(every error answer)", ErrorBody),
   ];
   return all.map((e) => ({
     ...e,
