@@ -171,7 +171,7 @@ export const chainRpcCalls = sqliteTable(
   (t) => [
     // "outcomes of the last N minutes" (status checks) and pruning by age.
     index("chain_rpc_calls_at_idx").on(t.at),
-    // A host's latest attempt and latest success (hostLatest), and its outcomes since a time (hostStats).
+    // A host's latest attempt and latest success (hostLatest), and its outcomes since a time (hostWindow).
     index("chain_rpc_calls_host_idx").on(t.host, t.at),
   ],
 );

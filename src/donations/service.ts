@@ -106,10 +106,7 @@ function claimEmail(ctx: Pick<AppContext, "config">, to: string, campaignId: str
   };
 }
 
-/**
- * Issues a claim: the row, its queued email and the `donation.claim` event, in the caller's transaction `t` (the
- * idempotency store's).
- */
+/** Issues a claim: the row, its queued email and the `donation.claim` event, in the caller's transaction `t` (the idempotency store's). */
 export async function issueClaim(t: Queryable, ctx: DonationCtx, owner: Owner, keyId: string, input: IssueInput, email: EmailSender) {
   const valid = validateIssue(input);
   const user = input.user_id === undefined ? null : await getUserOrThrow(t, owner, input.user_id);

@@ -7,9 +7,7 @@ import { type UserRow, userOf } from "./store/users";
 
 export type { UserRow };
 
-/**
- * Parses a user id from a path or body ("42" or 42). A malformed id is answered like an unknown one: 404.
- */
+/** Parses a user id from a path or body ("42" or 42). A malformed id is answered like an unknown one: 404. */
 export function parseUserId(raw: string | number): number | null {
   const s = String(raw).trim();
   if (!/^[1-9]\d{0,15}$/.test(s)) return null;

@@ -84,7 +84,6 @@ function signing(ctx: AppContext) {
   };
 }
 
-/** GET /trust.json */
 export async function trustDocument(ctx: AppContext) {
   const status = await systemStatus(ctx);
   const checks = status.checks as unknown as Record<string, LooseCheck>;
