@@ -3,6 +3,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { Queryable } from "../../db/port";
 import { AppError, problemsOrThrow } from "../../http/errors/errors";
+import { latestPage, listAnswer } from "../../http/pagination";
 import { parseUnits } from "../audit/amounts";
 import { operatorChange } from "../state";
 import { setThreshold, storedThresholdValues, thresholdHistoryPage } from "../store/operators";
@@ -139,7 +140,8 @@ export async function changeThresholds(ctx: AppContext, admin: AdminRequest, cha
   });
 }
 
-/** threshold-history.json rows, newest first. */
-export function thresholdHistory(ctx: AppContext, limit: number) {
-  return thresholdHistoryPage(ctx.store, limit);
+/** threshold-history.json: the latest `limit` changes, newest first, how many there are, and the thresholds in force. */
+export async function thresholdHistory(ctx: AppContext, limit: number) {
+  const h = await thresholdHistoryPage(ctx.store, limit + 1);
+  return { limit, total: h.total, ...listAnswer("rows", latestPage(h.rows, limit), {}, { current: await currentThresholds(ctx.store) }) };
 }

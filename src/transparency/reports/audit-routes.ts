@@ -21,7 +21,7 @@ import { selectRun, type RunRow } from "./runs";
 import { schemaRegistry } from "./schema-registry";
 import { auditState, dataTime } from "../state";
 import { completeRunsBetween } from "../store/runs";
-import { currentThresholds, pctQuery, thresholdHistory } from "../operator-inputs/thresholds";
+import { pctQuery, thresholdHistory } from "../operator-inputs/thresholds";
 import { listTriage } from "../operator-inputs/triage";
 
 // The public audit-anomaly routes (docs/transparency.md). Handlers are thin: select the run(s), call a report
@@ -142,20 +142,10 @@ export function auditRoutes(ctx: AppContext) {
       }),
     )
     .use(
-      read("threshold-history.json", Q.thresholdHistory, "Every threshold change (who, when, why), newest first, and the thresholds in force", async (q) => {
-        const limit = q.limit ?? 100;
-        const h = await thresholdHistory(ctx, limit);
-        return {
-          generated_at_utc: await dataTime(ctx),
-          limit,
-          total: h.total,
-          count: h.rows.length,
-          current: await currentThresholds(ctx.store),
-          rows: h.rows,
-          query: { limit, offset: 0 as const, cursor: null },
-          pagination: { has_more: h.total > h.rows.length, next_offset: null, next_cursor: null },
-        };
-      }),
+      read("threshold-history.json", Q.thresholdHistory, "Every threshold change (who, when, why), newest first, and the thresholds in force", async (q) => ({
+        generated_at_utc: await dataTime(ctx),
+        ...(await thresholdHistory(ctx, q.limit ?? 100)),
+      })),
     )
     .use(
       read("triage.json", Q.triage, "Operators' triage of anomalous signatures (status, owner, eta_utc); filter by status", async (q) => {
