@@ -40,8 +40,9 @@ const links = (run: RunRow | null) => ({
   schema_registry: "/transparency/audit-anomalies/schema-registry.json",
 });
 
-/** The selector and the run it names, as summary.json, runs.json and trend.json echo them. */
-const selected = (sel: Selected) => ({
+/** The data's time, the selector and the run it names: how summary.json, runs.json and trend.json open. */
+const opening = async (ctx: AppContext, sel: Selected) => ({
+  generated_at_utc: await dataTime(ctx),
   selector: sel.selector,
   selected_run: sel.run?.id ?? null,
   selected_label: sel.run?.label ?? null,
@@ -51,8 +52,7 @@ export async function summary(ctx: AppContext, sel: Selected, includeTop: boolea
   const run = sel.run;
   const available = run !== null && run.is_complete === 1;
   return {
-    generated_at_utc: await dataTime(ctx),
-    ...selected(sel),
+    ...(await opening(ctx, sel)),
     summary_available: available,
     include_top_anomalies: includeTop,
     top_limit: topLimit,
@@ -66,8 +66,7 @@ export async function runsList(ctx: AppContext, sel: Selected, page: PageRequest
   const rows = await listRunsPage(ctx.store, page.limit + 1, page.offset, page.after);
   const p = pageOf(rows, page, (r) => r.id);
   return {
-    generated_at_utc: await dataTime(ctx),
-    ...selected(sel),
+    ...(await opening(ctx, sel)),
     total_runs: (await runCounts(ctx.store)).total,
     ...listAnswer("runs", { ...p, items: p.items.map((r) => runView(r, sel.run?.id ?? null)) }),
   };
@@ -120,8 +119,7 @@ export async function trend(ctx: AppContext, sel: Selected, input: TrendInput) {
         ? { ok: 0, warn: 0, bad: 0, other: 0 }
         : null;
   return {
-    generated_at_utc: await dataTime(ctx),
-    ...selected(sel),
+    ...(await opening(ctx, sel)),
     selected_metric: input.metric,
     limit: input.limit,
     include_status_counts: input.includeStatusCounts,
