@@ -104,7 +104,8 @@ export function auditRoutes(ctx: AppContext) {
     .use(
       read("trend.json", Q.trend, "One point per complete run up to the selected one: rows or signatures with anomalies, optionally filtered", async (q) => {
         const sel = await run(q);
-        const filters = parseRowFilters(q, sel.run?.decimals ?? (await completeOrAny(ctx)));
+        // No run selected (none complete yet): min_abs_delta is checked at 18 decimals, more than a mint can have.
+        const filters = parseRowFilters(q, sel.run?.decimals ?? 18);
         const metric = q.metric === "rows" ? ("rows" as const) : ("sigs" as const);
         return trend(ctx, sel, { metric, limit: q.limit ?? 30, includeStatusCounts: flag(q.include_status_counts, true), filters });
       }),
@@ -167,12 +168,6 @@ export function auditRoutes(ctx: AppContext) {
         schemaRegistry(ctx.config.publicBaseUrl, await dataTime(ctx)),
       ),
     );
-}
-
-/** The decimals to check min_abs_delta against when no run is selected: the newest run's, else 18 (the most a mint can have is far less). */
-async function completeOrAny(ctx: AppContext): Promise<number> {
-  const run = (await selectRun(ctx, undefined, "query.run")).run;
-  return run?.decimals ?? 18;
 }
 
 async function exportAnswer(
