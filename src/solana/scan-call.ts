@@ -1,4 +1,4 @@
-import { httpError, RpcCallError, timeoutError } from "./rpc-errors";
+import { httpError, malformed, RpcCallError, timeoutError } from "./rpc-errors";
 import { ProgramAccountsScanner, type AccountSink } from "./scan-parser";
 import { AMOUNT_OFFSET, TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID } from "./constants";
 
@@ -75,7 +75,7 @@ export async function streamProgramAccounts(url: string, req: ScanRequest, timeo
       await res.body?.cancel();
       throw httpError(res.status, res.headers.get("retry-after"));
     }
-    if (!res.body) throw new RpcCallError("malformed", "malformed reply: no body", { retryable: true, hostFault: true });
+    if (!res.body) throw malformed("no body");
     const scanner = new ProgramAccountsScanner(req.begin());
     await feedScanner(scanner, res.body.getReader());
     return scanner.end();
