@@ -1,5 +1,5 @@
 import { OPERATOR_NO_STORE } from "../http/caching/cache-control";
-import { compileHtml, escapeHtml, htmlResponse, SafeHtml } from "../http/formats/html";
+import { compileHtml, escapeHtml, htmlResponse, joinHtml, SafeHtml } from "../http/formats/html";
 import { pageSecurityHeaders, withPageSecurity } from "../http/security-headers";
 
 // The frame of every operator page (the config page, the sign-in form; later the readiness page): one column,
@@ -241,6 +241,8 @@ export interface TableSpec<R> {
   rowId?: (row: R) => string;
   /** What stands instead of an empty table (id `<id>-none`); without it an empty table keeps its header. */
   empty?: string;
+  /** The pager below the table, when it is one page of a list; the rows shown are the table's. */
+  pages?: Omit<PagerSpec, "shown">;
 }
 
 const tableHtml = compileHtml<{
@@ -257,7 +259,7 @@ const tableHtml = compileHtml<{
 
 export function dataTable<R>(t: TableSpec<R>): SafeHtml {
   const columns = Object.entries(t.columns);
-  return tableHtml({
+  const table = tableHtml({
     id: t.id ?? null,
     heads: columns.map(([h]) => h),
     empty: t.empty ?? null,
@@ -268,6 +270,7 @@ export function dataTable<R>(t: TableSpec<R>): SafeHtml {
       ),
     })),
   });
+  return t.pages ? joinHtml([table, pager({ ...t.pages, shown: t.rows.length })]) : table;
 }
 
 export interface PagerSpec {

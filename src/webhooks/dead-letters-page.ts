@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../console/kit";
-import { cells, code, dataTable, exportList, hrefWith, muted, pager, setParts, when } from "../console/frame";
+import { cells, code, dataTable, exportList, hrefWith, muted, setParts, when } from "../console/frame";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
@@ -138,14 +138,13 @@ const body = compileHtml<{
   offset: number;
   shown: number;
   table: SafeHtml;
-  pager: SafeHtml;
   exports: SafeHtml;
 }>(
   "console-dead-letters",
   `<form method="get" action="${PATH}" id="filters" class="filters"><label>Partner <input name="partner" maxlength="${FILTER_MAX}" list="partner-names" value="<%= it.filter.partner %>"></label> <label>Event type <input name="event_type" maxlength="${FILTER_MAX}" list="event-types" value="<%= it.filter.event_type %>"></label> <button type="submit" id="apply">Show</button><% if (it.filtered) { %> <a href="${PATH}" id="clear">Every dead letter</a><% } %>
 <datalist id="partner-names"><% for (const p of it.suggestions.partners) { %><option value="<%= p %>"><% } %></datalist><datalist id="event-types"><% for (const e of it.suggestions.eventTypes) { %><option value="<%= e %>"><% } %></datalist></form>
 <section id="letters" class="summary <%= it.total ? "attention" : "ready" %>"><p id="dead-count"><% if (it.total === 0) { %>None<%= it.filtered ? " match this filter" : ": no delivery was given up on" %>.<% } else { %><strong><%= it.total %></strong> <%= it.total === 1 ? "dead letter" : "dead letters" %><%= it.filtered ? " match this filter" : "" %><% if (it.total > it.shown) { %>; <%= it.shown ? (it.offset + 1) + "–" + (it.offset + it.shown) + " shown" : "none on this page" %><% } %>.<% } %></p></section>
-<%= it.table %><%= it.pager %><%= it.exports %>`,
+<%= it.table %><%= it.exports %>`,
 );
 
 const replayForm = compileHtml<{ id: number; csrf: SafeHtml; filter: DeadLetterFilter }>(
@@ -205,14 +204,7 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
             "Dead since": (d) => when(d.updated_at),
             Replay: (d) => replayForm({ id: d.id, csrf, filter }),
           },
-        }),
-        pager: pager({
-          id: "pages",
-          offset,
-          shown: page.items.length,
-          pageSize: PAGE_SIZE,
-          hasMore: page.pagination.has_more,
-          href: (o) => hrefWith(PATH, { ...filter, offset: o }),
+          pages: { id: "pages", offset, pageSize: PAGE_SIZE, hasMore: page.pagination.has_more, href: (o) => hrefWith(PATH, { ...filter, offset: o }) },
         }),
         exports: exportList({
           links: [

@@ -1,10 +1,10 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, type Cell, choice, code, dataTable, exportList, hrefWith, link, pager, when } from "../../console/frame";
+import { badge, type Cell, choice, code, dataTable, exportList, hrefWith, link, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
-import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { MAX_CURSOR_CHARS, parsePage } from "../../http/pagination";
 import { intPath, intQuery } from "../../http/params";
 import { alertsExport } from "./export";
@@ -237,51 +237,39 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
               },
             })
           : null,
-        changes: joinHtml([
-          dataTable({
-            id: "history-rows",
-            rows: changes,
-            empty: "None: no alert has been evaluated yet.",
-            columns: { Alert: alertLink, Now: level, "Last change": changeOf, Summary: (a) => a.summary ?? "", Silenced: (a) => silenced(a.silenced_by) ?? "" },
-          }),
-          pager({
-            id: "history-pages",
-            offset: q.changes,
-            shown: changes.length,
-            pageSize: CHANGES_PAGE,
-            total: states.length,
-            href: (o) => hrefOf(q, { changes: o }, "history"),
-          }),
-        ]),
+        changes: dataTable({
+          id: "history-rows",
+          rows: changes,
+          empty: "None: no alert has been evaluated yet.",
+          columns: { Alert: alertLink, Now: level, "Last change": changeOf, Summary: (a) => a.summary ?? "", Silenced: (a) => silenced(a.silenced_by) ?? "" },
+          pages: { id: "history-pages", offset: q.changes, pageSize: CHANGES_PAGE, total: states.length, href: (o) => hrefOf(q, { changes: o }, "history") },
+        }),
         runsFilter: runsFilter({
           days: q.days,
           source: choice({ label: "Source", name: "source", options: SOURCES, value: q.source }),
           status: choice({ label: "Status", name: "status", options: STATUSES, value: q.status }),
         }),
-        runs: joinHtml([
-          dataTable({
-            id: "run-rows",
-            rows: runs.alerts,
-            empty: "None.",
-            columns: {
-              At: (r) => when(r.at),
-              Alert: (r) => alertLink({ key: `${r.source}:${r.name}`, page: pageOfKey.get(`${r.source}:${r.name}`) ?? null }),
-              Status: (r) => levelBadge(r.status, r.details),
-              Value: (r) => r.value ?? "",
-              Summary: (r) => summaryOf(r.details) ?? "",
-              Run: (r) => code(r.run_id),
-            },
-          }),
-          pager({
+        runs: dataTable({
+          id: "run-rows",
+          rows: runs.alerts,
+          empty: "None.",
+          columns: {
+            At: (r) => when(r.at),
+            Alert: (r) => alertLink({ key: `${r.source}:${r.name}`, page: pageOfKey.get(`${r.source}:${r.name}`) ?? null }),
+            Status: (r) => levelBadge(r.status, r.details),
+            Value: (r) => r.value ?? "",
+            Summary: (r) => summaryOf(r.details) ?? "",
+            Run: (r) => code(r.run_id),
+          },
+          pages: {
             id: "runs-pages",
             offset: q.runs,
-            shown: runs.count,
             pageSize: RUNS_PAGE,
             total: runs.total,
             hasMore: runs.pagination.has_more,
             href: (o) => hrefOf(q, { runs: o }, "runs"),
-          }),
-        ]),
+          },
+        }),
         runsJson: `${BASE}/export.json?${windowQuery}&limit=${RUNS_PAGE}&offset=${q.runs}`,
         active: silenceTable("silence-rows", active.items, csrf),
         activeMore: active.pagination.has_more,

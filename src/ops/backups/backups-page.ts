@@ -1,7 +1,7 @@
 import { consoleRoute, form } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { actorLabel } from "../../auth/actors";
-import { badge, byteSize, code, dataTable, exportList, pager, when } from "../../console/frame";
+import { badge, byteSize, code, dataTable, exportList, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
 import { intQuery } from "../../http/params";
@@ -36,7 +36,6 @@ interface Shown {
   newest: { name: string; age: string; created: string } | null;
   range: string;
   table: SafeHtml;
-  pager: SafeHtml;
   journalMode: string;
   who: string;
   csrf: SafeHtml;
@@ -64,7 +63,7 @@ const body = compileHtml<Shown>(
 <form method="post" action="${PATH}/run" id="run-form"><%= it.csrf %><button type="submit" class="primary" id="run">Take a backup now</button></form></section>
 <section id="list"><h2>On-demand backups</h2>
 <% if (it.range) { %><p class="muted" id="backup-range"><%= it.range %>, newest first. Each name downloads the file (it opens with your session).</p><% } %>
-<%= it.table %><%= it.pager %></section>
+<%= it.table %></section>
 <section id="replication"><h2>Continuous replica (Litestream)</h2>
 <p>Besides these copies, Litestream streams every change to its replica within about a second. It runs as Herald's parent process (<code>litestream replicate -exec "herald serve"</code>) and reads the replica's address from <code>LITESTREAM_REPLICA_URL</code> (an <code>s3://bucket/prefix</code> or <code>file:///dir</code> URL, set where the container is deployed: <code>fly secrets</code>, <code>docker run -e</code>). Herald does not read that variable and cannot see Litestream, so neither the replica's address nor its lag is shown here; check them where Litestream runs.</p>
 <dl class="facts"><dt>Journal mode</dt><dd id="journal-mode"><span class="badge <%= it.journalMode === "wal" ? "ok" : "warn" %>"><%= it.journalMode %></span> <%= it.journalMode === "wal" ? "what Litestream needs" : "Litestream needs WAL" %></dd>
@@ -153,8 +152,8 @@ export function backupsPageRoutes(ctx: AppContext, guards: Guards) {
               Integrity: (b) => badge(b.integrity === "ok" ? "ok" : "warn", b.integrity),
               "SHA-256": (b) => code(b.sha256),
             },
+            pages: { id: "backup-pages", offset, pageSize: PAGE_SIZE, hasMore: offset + shown < page.total, href: pageHref },
           }),
-          pager: pager({ id: "backup-pages", offset, shown, pageSize: PAGE_SIZE, hasMore: offset + shown < page.total, href: pageHref }),
           who: actorLabel(operator.actor),
           csrf,
           ...runState(ctx),

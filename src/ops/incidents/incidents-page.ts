@@ -1,9 +1,9 @@
 import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, choice, dataTable, exportList, link, pager, when } from "../../console/frame";
+import { badge, choice, dataTable, exportList, link, type TableSpec, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
-import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intQuery } from "../../http/params";
 import { listIncidentsPage } from "./export";
 import { type DraftFormView, draftQueryFields, incidentDraft } from "./draft-form";
@@ -18,11 +18,11 @@ const OPEN_SHOWN = 100;
 const SEVERITY_BADGE: Record<string, string> = { warn: "warn", bad: "bad" };
 type Listed = Awaited<ReturnType<typeof listIncidentsPage>>["incidents"][number];
 
-const incidentTable = (id: string, rows: Listed[], empty?: string) =>
+const incidentTable = (id: string, rows: Listed[], paged: Pick<TableSpec<Listed>, "empty" | "pages"> = {}) =>
   dataTable({
     id,
     rows,
-    empty,
+    ...paged,
     rowId: (i) => `incident-${i.id}`,
     columns: {
       Incident: (i) => link(`/admin/ops/incidents/${i.id}`, `#${i.id} ${i.title}`),
@@ -106,18 +106,10 @@ export function incidentsPageRoutes(ctx: AppContext, guards: Guards) {
         open: open.incidents.length,
         openRows: open.incidents.length ? incidentTable("open-rows", open.incidents) : null,
         openMore: open.pagination.has_more,
-        recent: joinHtml([
-          incidentTable("recent-rows", recent.incidents, "None."),
-          pager({
-            id: "recent-pages",
-            offset,
-            shown: recent.count,
-            pageSize: PAGE_SIZE,
-            total: recent.total,
-            hasMore: recent.pagination.has_more,
-            href: pageAt,
-          }),
-        ]),
+        recent: incidentTable("recent-rows", recent.incidents, {
+          empty: "None.",
+          pages: { id: "recent-pages", offset, pageSize: PAGE_SIZE, total: recent.total, hasMore: recent.pagination.has_more, href: pageAt },
+        }),
         form: draft.form,
         selects: [
           choice({ label: "Severity", name: "severity", options: c.severity, value: draft.form.severity }),

@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { recordAudit } from "../../auth/audit";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, cells, code, dataTable, exportList, hrefWith, link, muted, pager, setParts, when } from "../../console/frame";
+import { badge, cells, code, dataTable, exportList, hrefWith, link, muted, setParts, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
@@ -135,64 +135,58 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
         canRun: ctx.chain.configured,
         csrf,
         runsTotal: runs.total,
-        runs: cells(
-          dataTable({
-            id: "run-rows",
-            rows: runs.lines,
-            empty: runs.total ? "None on this page." : "None. The audit runs after the first chain snapshot of TOKEN_MINT.",
-            rowId: (r) => `run-${r.id}`,
-            columns: {
-              Run: (r) =>
-                sel?.id === r.id
-                  ? cells(link(hrefWith(PATH, { run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`), muted("(shown)"))
-                  : link(hrefWith(PATH, { run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`),
-              Started: (r) => when(r.started),
-              Trigger: (r) => r.trigger,
-              Verdict: (r) => cells(badge(VERDICT_BADGE[r.verdict] ?? "", r.verdict), r.error ? muted(r.error) : null),
-              "Anomalies by severity": severities,
-              "Rows examined": (r) => `${r.rows} (${r.transactions} transactions)`,
-              Finished: (r) => when(r.finished) ?? "–",
-            },
-          }),
-          pager({
+        runs: dataTable({
+          id: "run-rows",
+          rows: runs.lines,
+          empty: runs.total ? "None on this page." : "None. The audit runs after the first chain snapshot of TOKEN_MINT.",
+          rowId: (r) => `run-${r.id}`,
+          columns: {
+            Run: (r) =>
+              sel?.id === r.id
+                ? cells(link(hrefWith(PATH, { run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`), muted("(shown)"))
+                : link(hrefWith(PATH, { run: String(r.id), runs_offset: runsOffset }, "#anomalies"), `#${r.id}`),
+            Started: (r) => when(r.started),
+            Trigger: (r) => r.trigger,
+            Verdict: (r) => cells(badge(VERDICT_BADGE[r.verdict] ?? "", r.verdict), r.error ? muted(r.error) : null),
+            "Anomalies by severity": severities,
+            "Rows examined": (r) => `${r.rows} (${r.transactions} transactions)`,
+            Finished: (r) => when(r.finished) ?? "–",
+          },
+          pages: {
             id: "runs-pages",
             offset: runsOffset,
-            shown: runs.lines.length,
             pageSize: RUNS_PAGE,
             hasMore: runs.hasMore,
             href: (o) => hrefWith(PATH, { run: runParam, runs_offset: o }, "#runs"),
             labels: ["Newer runs", "Older runs"],
-          }),
-        ),
+          },
+        }),
         selected: sel ? { id: sel.id, label: sel.label, verdict, complete: sel.is_complete === 1, error: sel.error } : null,
         anomaliesTotal: anomalies.lines.length ? anomalies.total : 0,
         anomaliesRange: anomalies.total > anomalies.lines.length ? `; ${offset + 1}–${offset + anomalies.lines.length} shown` : "",
-        anomalies: cells(
-          dataTable({
-            id: "anomaly-rows",
-            rows: anomalies.lines,
-            empty: `None${sel ? (anomalies.total ? " on this page" : "") : ": no complete run yet"}.`,
-            rowId: (a) => `sig-${a.signature}`,
-            columns: {
-              Anomaly: (a) => cells(...a.types.map(code)),
-              Subject: (a) => a.subject,
-              Found: (a) => a.found,
-              Expected: (a) => a.expected,
-              Severity: (a) => badge(SEVERITY_BADGE[a.severity] ?? "warn", a.severity),
-              Triage: (a) =>
-                triageCell({ a, text: triageText(a), eta: a.triage?.eta ? `${a.triage.eta.slice(0, 19)}Z` : "", statuses: TRIAGE_STATUSES, csrf, back }),
-            },
-          }),
-          pager({
+        anomalies: dataTable({
+          id: "anomaly-rows",
+          rows: anomalies.lines,
+          empty: `None${sel ? (anomalies.total ? " on this page" : "") : ": no complete run yet"}.`,
+          rowId: (a) => `sig-${a.signature}`,
+          columns: {
+            Anomaly: (a) => cells(...a.types.map(code)),
+            Subject: (a) => a.subject,
+            Found: (a) => a.found,
+            Expected: (a) => a.expected,
+            Severity: (a) => badge(SEVERITY_BADGE[a.severity] ?? "warn", a.severity),
+            Triage: (a) =>
+              triageCell({ a, text: triageText(a), eta: a.triage?.eta ? `${a.triage.eta.slice(0, 19)}Z` : "", statuses: TRIAGE_STATUSES, csrf, back }),
+          },
+          pages: {
             id: "anomaly-pages",
             offset,
-            shown: anomalies.lines.length,
             pageSize: ANOMALIES_PAGE,
             hasMore: anomalies.hasMore,
             href: (o) => hrefWith(PATH, { run: runParam, runs_offset: runsOffset, offset: o }, "#anomalies"),
             labels: ["More severe", "Less severe"],
-          }),
-        ),
+          },
+        }),
         exports: exportList({
           links: [
             ["This run's summary and top anomalies (JSON)", `${PUBLIC}/summary.json${q}`],
