@@ -323,6 +323,12 @@ export const exportList = compileHtml<{ links: ReadonlyArray<readonly [label: st
   `<section id="exports"><h2>Exports</h2><ul class="exports"><% for (const [label, href] of it.links) { %><li><a href="<%= href %>"><%= label %></a></li><% } %></ul><% if (it.note) { %><p class="muted"><%= it.note %></p><% } %></section>`,
 );
 
+/** A row's "End now" button (a silence, a suppression rule): one form posting to `action`, its button `end-<id>`. */
+export const endNowForm = compileHtml<{ action: string; id: number; csrf: SafeHtml }>(
+  "console-end-now",
+  `<form class="inline" method="post" action="<%= it.action %>"><%= it.csrf %><button type="submit" id="end-<%= it.id %>">End now</button></form>`,
+);
+
 /** Label → value (and the value's id), as a definition list. */
 export const facts = compileHtml<{ facts: ReadonlyArray<readonly [label: string, value: Cell, id?: string]> }>(
   "console-facts",

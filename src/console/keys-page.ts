@@ -1,14 +1,14 @@
 import { t } from "elysia";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors/errors";
-import { compileHtml, joinHtml, type SafeHtml } from "../http/formats/html";
+import { compileHtml, type SafeHtml } from "../http/formats/html";
 import { intQuery } from "../http/params";
 import { actorLabel } from "../auth/actors";
 import { consoleRoute, form, framedPage, refusal } from "./kit";
 import type { Guards } from "../auth/guards";
 import { MAX_ROTATION_OVERLAP_HOURS, type PartnerKeyView } from "../auth/keys";
 import { type RotationAnswer, RotationForms } from "./keys-page-replay";
-import { badge, cells, choice, dataTable, exportList, hrefWith, muted, pager, when } from "./frame";
+import { badge, cells, choice, dataTable, hrefWith, muted, pager, when } from "./frame";
 import type { OperatorRequest } from "../auth/session-plugin";
 
 // GET /admin/console/partners: the partners and their API keys (never a secret), filtered by a GET form and a page
@@ -169,33 +169,31 @@ export function keysPageRoutes(ctx: AppContext, guards: Guards) {
           }),
         });
       });
-      return joinHtml([
-        body({
-          filterForm: filterForm({
-            filter,
-            partnerNames,
-            mode: choice({ label: "Mode", name: "mode", options: ["sandbox", "live"], value: filter.mode, any: "any" }),
-            status: choice({ label: "State", name: "status", options: ["active", "disabled"], value: filter.status, any: "any" }),
-          }),
-          total: list.length,
-          active: list.filter((k) => k.status === "active").length,
-          range: list.length > PAGE_SIZE && slice.length > 0 ? `${filter.offset + 1}–${filter.offset + slice.length}` : "",
-          partners,
-          empty: partners.length === 0,
-          noKeys: partnerNames.length === 0,
-          pager: pager({
-            id: "key-pages",
-            offset: filter.offset,
-            shown: slice.length,
-            pageSize: PAGE_SIZE,
-            hasMore: filter.offset + slice.length < list.length,
-            href: (o) => hrefOf(filter, o),
-            labels: ["Previous", "Next"],
-          }),
+      return body({
+        filterForm: filterForm({
+          filter,
+          partnerNames,
+          mode: choice({ label: "Mode", name: "mode", options: ["sandbox", "live"], value: filter.mode, any: "any" }),
+          status: choice({ label: "State", name: "status", options: ["active", "disabled"], value: filter.status, any: "any" }),
         }),
-        exportList({ links: [["Partner keys (JSON, GET /admin/partners/keys)", "/admin/partners/keys"]] }),
-      ]);
+        total: list.length,
+        active: list.filter((k) => k.status === "active").length,
+        range: list.length > PAGE_SIZE && slice.length > 0 ? `${filter.offset + 1}–${filter.offset + slice.length}` : "",
+        partners,
+        empty: partners.length === 0,
+        noKeys: partnerNames.length === 0,
+        pager: pager({
+          id: "key-pages",
+          offset: filter.offset,
+          shown: slice.length,
+          pageSize: PAGE_SIZE,
+          hasMore: filter.offset + slice.length < list.length,
+          href: (o) => hrefOf(filter, o),
+          labels: ["Previous", "Next"],
+        }),
+      });
     },
+    exports: () => ({ links: [["Partner keys (JSON, GET /admin/partners/keys)", "/admin/partners/keys"]] }),
     forms: [
       form({
         path: "/keys/:key_id/disable",

@@ -8,7 +8,7 @@ import { AppError, ValidationError } from "../http/errors/errors";
 import { joinHtml, type SafeHtml } from "../http/formats/html";
 import { actorLabel } from "../auth/actors";
 import type { Guards } from "../auth/guards";
-import { csrfInput, type Notice, notice, operatorPage, operatorPageResponse, pageHead, when } from "./frame";
+import { csrfInput, exportList, type Notice, notice, operatorPage, operatorPageResponse, pageHead, when } from "./frame";
 import { type OperatorRequest, redirect, wantsHtml } from "../auth/session-plugin";
 
 // The console route builder: one call draws an operator page and its forms (`consoleRoute`), so that every page
@@ -110,6 +110,8 @@ export interface PageSpec<Q extends TProperties, P extends TProperties, D> {
   /** What the page shows for a query (`{}` after a refusal: the page's defaults). */
   load: (query: Partial<Values<Q> & Values<P>>, call: PageCall) => Promise<D> | D;
   view: (data: D, frame: Frame) => SafeHtml;
+  /** The exports listed at the page's foot, below the view (none: null). */
+  exports?: (data: D, frame: Frame) => Parameters<typeof exportList>[0] | null;
   forms?: ConsoleForm[];
 }
 
@@ -153,8 +155,10 @@ export function consoleRoute<Q extends TProperties = Record<never, never>, P ext
       lead,
       notice: notice(r ? { done: null, error: r.message } : shown),
     });
-    const body = spec.view(data, { operator, csrf: csrfInput(operator.csrfToken), refused: r !== null || shown.error !== null });
-    return framedPage(operator, spec.title, nav, joinHtml([head, body]), r?.status ?? status);
+    const frame: Frame = { operator, csrf: csrfInput(operator.csrfToken), refused: r !== null || shown.error !== null };
+    const exports = spec.exports?.(data, frame);
+    const parts = [head, spec.view(data, frame), ...(exports ? [exportList(exports)] : [])];
+    return framedPage(operator, spec.title, nav, joinHtml(parts), r?.status ?? status);
   }
 
   const refuse =

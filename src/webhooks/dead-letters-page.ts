@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../console/kit";
-import { cells, code, dataTable, exportList, hrefWith, muted, setParts, when } from "../console/frame";
+import { cells, code, dataTable, hrefWith, muted, setParts, when } from "../console/frame";
 import type { Guards } from "../auth/guards";
 import type { OperatorRequest } from "../auth/session-plugin";
 import type { AppContext } from "../context";
@@ -138,13 +138,12 @@ const body = compileHtml<{
   offset: number;
   shown: number;
   table: SafeHtml;
-  exports: SafeHtml;
 }>(
   "console-dead-letters",
   `<form method="get" action="${PATH}" id="filters" class="filters"><label>Partner <input name="partner" maxlength="${FILTER_MAX}" list="partner-names" value="<%= it.filter.partner %>"></label> <label>Event type <input name="event_type" maxlength="${FILTER_MAX}" list="event-types" value="<%= it.filter.event_type %>"></label> <button type="submit" id="apply">Show</button><% if (it.filtered) { %> <a href="${PATH}" id="clear">Every dead letter</a><% } %>
 <datalist id="partner-names"><% for (const p of it.suggestions.partners) { %><option value="<%= p %>"><% } %></datalist><datalist id="event-types"><% for (const e of it.suggestions.eventTypes) { %><option value="<%= e %>"><% } %></datalist></form>
 <section id="letters" class="summary <%= it.total ? "attention" : "ready" %>"><p id="dead-count"><% if (it.total === 0) { %>None<%= it.filtered ? " match this filter" : ": no delivery was given up on" %>.<% } else { %><strong><%= it.total %></strong> <%= it.total === 1 ? "dead letter" : "dead letters" %><%= it.filtered ? " match this filter" : "" %><% if (it.total > it.shown) { %>; <%= it.shown ? (it.offset + 1) + "–" + (it.offset + it.shown) + " shown" : "none on this page" %><% } %>.<% } %></p></section>
-<%= it.table %><%= it.exports %>`,
+<%= it.table %>`,
 );
 
 const replayForm = compileHtml<{ id: number; csrf: SafeHtml; filter: DeadLetterFilter }>(
@@ -206,17 +205,17 @@ export function deadLettersPageRoutes(ctx: AppContext, guards: Guards) {
           },
           pages: { id: "pages", offset, pageSize: PAGE_SIZE, hasMore: page.pagination.has_more, href: (o) => hrefWith(PATH, { ...filter, offset: o }) },
         }),
-        exports: exportList({
-          links: [
-            ["These dead letters (JSON, paginated)", hrefWith(`${PATH}.json`, filter)],
-            ["These dead letters (CSV)", hrefWith(`${PATH}.csv`, filter)],
-            ["Dead-letter growth alert, if firing (JSON)", "/admin/ops/alerts-monitor/firing.json?source=webhooks"],
-            ["Readiness: dead letters and their growth over 24 h", "/admin/ops/readiness"],
-            ["Webhooks check of the public status (JSON)", "/api/public/system-status"],
-          ],
-          note: "From a shell: POST /admin/partners/webhook-events/{event_id}/replay with the bearer token replays a delivery id or every delivery of an evt_ id (no reason field; the page's replays carry one).",
-        }),
       }),
+    exports: ({ filter }) => ({
+      links: [
+        ["These dead letters (JSON, paginated)", hrefWith(`${PATH}.json`, filter)],
+        ["These dead letters (CSV)", hrefWith(`${PATH}.csv`, filter)],
+        ["Dead-letter growth alert, if firing (JSON)", "/admin/ops/alerts-monitor/firing.json?source=webhooks"],
+        ["Readiness: dead letters and their growth over 24 h", "/admin/ops/readiness"],
+        ["Webhooks check of the public status (JSON)", "/api/public/system-status"],
+      ],
+      note: "From a shell: POST /admin/partners/webhook-events/{event_id}/replay with the bearer token replays a delivery id or every delivery of an evt_ id (no reason field; the page's replays carry one).",
+    }),
     forms: [
       form({
         path: "/:event_id/replay",

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { consoleRoute, form } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, cells, code, dataTable, exportList, muted } from "../../console/frame";
+import { badge, cells, code, dataTable, muted } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, SafeHtml } from "../../http/formats/html";
@@ -113,7 +113,6 @@ const bodyHtml = compileHtml<
     campaigns: SafeHtml;
     missions: SafeHtml;
     miniApp: SafeHtml;
-    exports: SafeHtml;
   }
 >(
   "messenger-console-page",
@@ -132,8 +131,7 @@ const bodyHtml = compileHtml<
 <% } %></tbody></table></section>
 <%= it.campaigns %>
 <%= it.missions %>
-<%= it.miniApp %>
-<%= it.exports %>`,
+<%= it.miniApp %>`,
 );
 
 /** The page when MESSENGER_BOT_TOKEN is unset: it says so plainly rather than answering the JSON 503. */
@@ -179,8 +177,8 @@ export function messengerConsolePageRoutes(ctx: AppContext, guards: Guards) {
             missions: missionsHtml({ table: missionsTable(d.missions, csrf, d.days), shown: d.missions.length, total: d.missionsTotal }),
             // The QR code's SVG is the qrcode package's own output for a configured https URL: paths only, no text.
             miniApp: miniAppHtml({ link: d.miniApp && { url: d.miniApp.url, qr: new SafeHtml(d.miniApp.qrSvg) } }),
-            exports: exportList({ links: exportLinks(d.days), note: "Every messenger admin read, with this session (or the admin bearer token)." }),
           }),
+    exports: (d) => d && { links: exportLinks(d.days), note: "Every messenger admin read, with this session (or the admin bearer token)." },
     forms: [
       form({
         path: "/missions/:mission_key/state",

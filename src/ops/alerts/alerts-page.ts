@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, type Cell, choice, code, dataTable, exportList, hrefWith, link, when } from "../../console/frame";
+import { badge, type Cell, choice, code, dataTable, endNowForm, hrefWith, link, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
@@ -108,10 +108,6 @@ const changeOf = (a: AlertView) =>
     : a.resolved_at
       ? `resolved ${when(a.resolved_at)}${a.fired_at ? ` (fired ${when(a.fired_at)})` : ""}`
       : `${notConfigured(a.details) ? "not configured" : "ok"} since ${when(a.since)}`;
-const endForm = compileHtml<{ id: number; csrf: SafeHtml }>(
-  "console-alerts-end",
-  `<form class="inline" method="post" action="${PATH}/silences/<%= it.id %>/end"><%= it.csrf %><button type="submit" id="end-<%= it.id %>">End now</button></form>`,
-);
 
 function silenceTable(id: string, rows: Silence[], csrf: SafeHtml | null): SafeHtml {
   return dataTable({
@@ -126,7 +122,7 @@ function silenceTable(id: string, rows: Silence[], csrf: SafeHtml | null): SafeH
       Why: (s) => s.reason,
       By: (s) => `${s.created_by} at ${when(s.created_at)}`,
       Until: (s) => (s.expired_at ? `ended ${when(s.expired_at)} by ${s.expired_by ?? "?"} (was until ${when(s.ends_at)})` : when(s.ends_at)),
-      ...(csrf ? { Action: { class: "act", cell: (s: Silence) => endForm({ id: s.id, csrf }) } } : {}),
+      ...(csrf ? { Action: { class: "act", cell: (s: Silence) => endNowForm({ action: `${PATH}/silences/${s.id}/end`, id: s.id, csrf }) } } : {}),
     },
   });
 }
@@ -145,7 +141,6 @@ const body = compileHtml<{
   endedOlder: string | null;
   form: { matcher: string; reason: string; hours: string; until: string; minUntil: string; maxUntil: string };
   csrf: SafeHtml;
-  exports: SafeHtml;
 }>(
   "console-alerts",
   `<section id="firing" class="summary <%= it.firingCount ? "attention" : "ready" %>"><p><strong id="firing-count"><%= it.firingCount %></strong> <%= it.firingCount === 1 ? "alert fires" : "alerts fire" %> now.</p></section>
@@ -170,8 +165,7 @@ const body = compileHtml<{
 <label class="wide">Why (shown to everyone on call) <input name="reason" maxlength="500" required value="<%= it.form.reason %>"></label>
 <label>For hours <input type="number" name="hours" min="1" max="${MAX_HOURS}" value="<%= it.form.hours %>"></label>
 <label>Or until (UTC; wins over hours) <input type="datetime-local" name="until" min="<%= it.form.minUntil %>" max="<%= it.form.maxUntil %>" value="<%= it.form.until %>"></label>
-<button type="submit" class="primary" id="silence">Silence</button></form></section>
-<%= it.exports %>`,
+<button type="submit" class="primary" id="silence">Silence</button></form></section>`,
 );
 
 const runsFilter = compileHtml<{ days: number; source: SafeHtml; status: SafeHtml }>(
@@ -207,6 +201,7 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
       const filter = { days: q.days, source: q.source as "all", status: q.status as "all" };
       return {
         q,
+        windowQuery: new URLSearchParams({ days: String(q.days), source: q.source, status: q.status }).toString(),
         form: { matcher: raw.matcher ?? "", reason: raw.reason ?? "", hours: String(raw.hours ?? "4"), until: raw.until ?? "" },
         firing: await firingAlerts(ctx),
         states,
@@ -216,9 +211,8 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
         ended: await listSilences(ctx, { ...parsePage({ cursor: q.ended ?? undefined }), limit: ENDED_PAGE }, "expired"),
       };
     },
-    view: ({ q, form, firing, states, pageOfKey, runs, active, ended }, { csrf }) => {
+    view: ({ q, windowQuery, form, firing, states, pageOfKey, runs, active, ended }, { csrf }) => {
       const now = ctx.clock.now().getTime();
-      const windowQuery = new URLSearchParams({ days: String(q.days), source: q.source, status: q.status }).toString();
       const changes = states.slice(q.changes, q.changes + CHANGES_PAGE);
       const level = (a: AlertView) => levelBadge(a.level, a.details);
       return body({
@@ -278,23 +272,23 @@ export function alertsPageRoutes(ctx: AppContext, guards: Guards) {
         endedOlder: ended.pagination.next_cursor !== null ? hrefOf(q, { ended: ended.pagination.next_cursor }, "silences") : null,
         form: { ...form, minUntil: localMinute(now), maxUntil: localMinute(now + MAX_SILENCE_DAYS * 86_400_000) },
         csrf,
-        exports: exportList({
-          links: [
-            ["Firing now (JSON)", `${BASE}/firing.json`],
-            ["Active silences (JSON)", `${BASE}/silences?state=active`],
-            ["Every silence, newest first (JSON, paged)", `${BASE}/silences`],
-            [`Evaluations, last ${q.days} days (JSON, paged)`, `${BASE}/export.json?${windowQuery}`],
-            [`Alert runs, last ${q.days} days (CSV)`, `${BASE}/runs/export?${windowQuery}`],
-            [`Everything of the last ${q.days} days (ZIP: alerts.json, alerts.csv, runs.csv, manifest.json)`, `${BASE}/export.zip?${windowQuery}`],
-            ["Export downloads per day (JSON)", `${BASE}/export-usage.json`],
-            ["Export downloads per day (CSV)", `${BASE}/export-usage.csv`],
-            ["Export downloads per day (PNG chart)", `${BASE}/export-usage.png`],
-            ["Export downloads per day (SVG chart)", `${BASE}/export-usage.svg`],
-            ["Link-inbox targets: who notices reach (JSON)", "/admin/ops/link-inbox/targets.json"],
-          ],
-        }),
       });
     },
+    exports: ({ q, windowQuery }) => ({
+      links: [
+        ["Firing now (JSON)", `${BASE}/firing.json`],
+        ["Active silences (JSON)", `${BASE}/silences?state=active`],
+        ["Every silence, newest first (JSON, paged)", `${BASE}/silences`],
+        [`Evaluations, last ${q.days} days (JSON, paged)`, `${BASE}/export.json?${windowQuery}`],
+        [`Alert runs, last ${q.days} days (CSV)`, `${BASE}/runs/export?${windowQuery}`],
+        [`Everything of the last ${q.days} days (ZIP: alerts.json, alerts.csv, runs.csv, manifest.json)`, `${BASE}/export.zip?${windowQuery}`],
+        ["Export downloads per day (JSON)", `${BASE}/export-usage.json`],
+        ["Export downloads per day (CSV)", `${BASE}/export-usage.csv`],
+        ["Export downloads per day (PNG chart)", `${BASE}/export-usage.png`],
+        ["Export downloads per day (SVG chart)", `${BASE}/export-usage.svg`],
+        ["Link-inbox targets: who notices reach (JSON)", "/admin/ops/link-inbox/targets.json"],
+      ],
+    }),
     forms: [
       form({
         path: "/silences",

@@ -1,9 +1,9 @@
 import { consoleRoute, form } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
 import { actorLabel } from "../../auth/actors";
-import { badge, byteSize, code, dataTable, exportList, when } from "../../console/frame";
+import { badge, byteSize, code, dataTable, when } from "../../console/frame";
 import type { AppContext } from "../../context";
-import { compileHtml, joinHtml, type SafeHtml } from "../../http/formats/html";
+import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intQuery } from "../../http/params";
 import { runBackup } from "./backup";
 import { ownBackupsApply, POSTGRES_BACKUP_HINT } from "./engine";
@@ -124,48 +124,49 @@ export function backupsPageRoutes(ctx: AppContext, guards: Guards) {
         ? { ...(await backupsOf(ctx, q.offset ?? 0)), journalMode: await journalModeOf(ctx.store) }
         : { database: await ctx.store.version() },
     view: (d, { operator, csrf }) => {
-      if (d.database !== undefined) return joinHtml([postgresBody({ database: d.database }), exportList({ links: [["Readiness", "/admin/ops/readiness"]] })]);
+      if (d.database !== undefined) return postgresBody({ database: d.database });
       const { page, offset } = d;
       const shown = page.items.length;
-      return joinHtml([
-        body({
-          ...d,
-          attention: d.integrity !== "ok",
-          keep: ctx.config.backupKeep,
-          total: page.total,
-          folder: backupsDir(ctx),
-          range:
-            shown === 0
-              ? ""
-              : offset === 0 && shown === page.total
-                ? `${shown} ${shown === 1 ? "backup" : "backups"}`
-                : `${offset + 1}–${offset + shown} of ${page.total}`,
-          table: dataTable({
-            id: "backup-rows",
-            rows: page.items,
-            empty: offset > 0 ? "None on this page." : "None.",
-            rowId: (b) => `backup-${b.name}`,
-            columns: {
-              Backup: (b) => downloadLink({ href: `/admin/backups/${encodeURIComponent(b.name)}`, name: b.name }),
-              Size: (b) => byteSize(b.size_bytes),
-              Made: (b) => when(b.created_at),
-              Integrity: (b) => badge(b.integrity === "ok" ? "ok" : "warn", b.integrity),
-              "SHA-256": (b) => code(b.sha256),
-            },
-            pages: { id: "backup-pages", offset, pageSize: PAGE_SIZE, hasMore: offset + shown < page.total, href: pageHref },
-          }),
-          who: actorLabel(operator.actor),
-          csrf,
-          ...runState(ctx),
+      return body({
+        ...d,
+        attention: d.integrity !== "ok",
+        keep: ctx.config.backupKeep,
+        total: page.total,
+        folder: backupsDir(ctx),
+        range:
+          shown === 0
+            ? ""
+            : offset === 0 && shown === page.total
+              ? `${shown} ${shown === 1 ? "backup" : "backups"}`
+              : `${offset + 1}–${offset + shown} of ${page.total}`,
+        table: dataTable({
+          id: "backup-rows",
+          rows: page.items,
+          empty: offset > 0 ? "None on this page." : "None.",
+          rowId: (b) => `backup-${b.name}`,
+          columns: {
+            Backup: (b) => downloadLink({ href: `/admin/backups/${encodeURIComponent(b.name)}`, name: b.name }),
+            Size: (b) => byteSize(b.size_bytes),
+            Made: (b) => when(b.created_at),
+            Integrity: (b) => badge(b.integrity === "ok" ? "ok" : "warn", b.integrity),
+            "SHA-256": (b) => code(b.sha256),
+          },
+          pages: { id: "backup-pages", offset, pageSize: PAGE_SIZE, hasMore: offset + shown < page.total, href: pageHref },
         }),
-        exportList({
-          links: [
-            ["Backups (JSON, GET /admin/backups)", "/admin/backups"],
-            ["Readiness (the backup check)", "/admin/ops/readiness"],
-          ],
-        }),
-      ]);
+        who: actorLabel(operator.actor),
+        csrf,
+        ...runState(ctx),
+      });
     },
+    exports: (d) => ({
+      links:
+        d.database !== undefined
+          ? [["Readiness", "/admin/ops/readiness"]]
+          : [
+              ["Backups (JSON, GET /admin/backups)", "/admin/backups"],
+              ["Readiness (the backup check)", "/admin/ops/readiness"],
+            ],
+    }),
     forms: [
       form({
         path: "/run",

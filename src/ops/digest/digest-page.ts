@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, type Cell, cells, choice, code, dataTable, exportList, link, muted, when } from "../../console/frame";
+import { badge, type Cell, cells, choice, code, dataTable, endNowForm, link, muted, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intPath, intQuery } from "../../http/params";
@@ -39,11 +39,6 @@ const findingTable = (id: string, rows: Finding[], empty: string) =>
     },
   });
 
-const endForm = compileHtml<{ id: number; csrf: SafeHtml }>(
-  "console-digest-end",
-  `<form class="inline" method="post" action="${PATH}/rules/<%= it.id %>/end"><%= it.csrf %><button type="submit" id="end-<%= it.id %>">End now</button></form>`,
-);
-
 const body = compileHtml<{
   d: Digest;
   hours: number;
@@ -55,7 +50,6 @@ const body = compileHtml<{
   rules: SafeHtml;
   rulesMore: boolean;
   csrf: SafeHtml;
-  exports: SafeHtml;
 }>(
   "console-digest",
   `<form method="get" action="${PATH}" id="window" class="filters"><label>Hours (1–168) <input type="number" name="hours" min="1" max="168" step="1" value="<%= it.hours %>" required></label>
@@ -79,8 +73,7 @@ const body = compileHtml<{
 <p><label>Owner <input name="owner" maxlength="120" placeholder="you, by default"></label></p>
 <p><label>Ends in days (1–90) <input type="number" name="expires_in_days" min="1" max="90" step="1" value="7" required></label></p>
 <p class="muted">At least one of route glob, partner key id and client prefix; a rule matches a 403 when every field it sets matches.</p>
-<p><button type="submit" class="primary" id="add">Add rule</button></p></form></section>
-<%= it.exports %>`,
+<p><button type="submit" class="primary" id="add">Add rule</button></p></form></section>`,
 );
 
 export function digestPageRoutes(ctx: AppContext, guards: Guards) {
@@ -98,18 +91,18 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
       ),
     },
     done: { field: "rule", pattern: /^\d{1,12}$/, says: { added: (id) => `Rule #${id} added.`, ended: (id) => `Rule #${id} ended now.` } },
-    async load(q) {
-      const d = await buildDigest(ctx, digestParamsOf({ hours: q.hours, baseline_mode: q.baseline_mode }));
+    async load(raw) {
+      const d = await buildDigest(ctx, digestParamsOf({ hours: raw.hours, baseline_mode: raw.baseline_mode }));
       const { hours, baseline_mode: mode } = d.params;
       const rules = await listSuppressions(ctx, { limit: RULES_SHOWN, offset: 0, after: null, cursor: null });
       const active = d.suppressed.length
         ? (await listSuppressions(ctx, { limit: ACTIVE_RULES_READ, offset: 0, after: null, cursor: null }, "active")).items
         : [];
-      return { d, hours, mode, rules, rulesById: new Map(active.map((r) => [r.id, r])) };
+      const q = new URLSearchParams({ hours: String(hours), baseline_mode: mode }).toString();
+      return { d, hours, mode, q, rules, rulesById: new Map(active.map((r) => [r.id, r])) };
     },
     lead: (v) => `The last ${v.hours} hours of 403 answers against a ${v.mode} baseline.`,
-    view: ({ d, hours, mode, rules, rulesById }, { csrf }) => {
-      const q = new URLSearchParams({ hours: String(hours), baseline_mode: mode }).toString();
+    view: ({ d, hours, mode, q, rules, rulesById }, { csrf }) => {
       const hiddenBy = (r: SuppressionRule | undefined) => (r ? `(${r.state} until ${when(r.expires_at)}: ${r.reason})` : "");
       return body({
         d,
@@ -141,25 +134,25 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
             Reason: (r) => r.reason,
             Owner: (r) => r.owner,
             Expires: (r) => when(r.expires_at),
-            Action: (r) => (r.state === "active" ? endForm({ id: r.id, csrf }) : muted("–")),
+            Action: (r) => (r.state === "active" ? endNowForm({ action: `${PATH}/rules/${r.id}/end`, id: r.id, csrf }) : muted("–")),
           },
         }),
         rulesMore: rules.pagination.has_more,
         csrf,
-        exports: exportList({
-          links: [
-            ["Digest (JSON)", `${BASE}?${q}`],
-            ["Digest table (CSV)", `${BASE}/export.csv?${q}`],
-            ["Digest table (JSON)", `${BASE}/export.json?${q}`],
-            ["Trend chart (PNG)", `${BASE}/probe-trend.png?${q}`],
-            ["Suppression rules (JSON, newest first, paged)", `${BASE}/suppressions`],
-            ["Active suppression rules (JSON)", `${BASE}/suppressions?state=active`],
-            ["Suppression rules file (JSON, every rule)", `${BASE}/suppressions/export.json`],
-            ["Digest alerts: runs of source digest (JSON)", "/admin/ops/alerts-monitor/export.json?source=digest"],
-          ],
-        }),
       });
     },
+    exports: ({ q }) => ({
+      links: [
+        ["Digest (JSON)", `${BASE}?${q}`],
+        ["Digest table (CSV)", `${BASE}/export.csv?${q}`],
+        ["Digest table (JSON)", `${BASE}/export.json?${q}`],
+        ["Trend chart (PNG)", `${BASE}/probe-trend.png?${q}`],
+        ["Suppression rules (JSON, newest first, paged)", `${BASE}/suppressions`],
+        ["Active suppression rules (JSON)", `${BASE}/suppressions?state=active`],
+        ["Suppression rules file (JSON, every rule)", `${BASE}/suppressions/export.json`],
+        ["Digest alerts: runs of source digest (JSON)", "/admin/ops/alerts-monitor/export.json?source=digest"],
+      ],
+    }),
     forms: [
       form({
         path: "/rules",

@@ -1,6 +1,6 @@
 import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, choice, dataTable, exportList, link, type TableSpec, when } from "../../console/frame";
+import { badge, choice, dataTable, link, type TableSpec, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
@@ -46,7 +46,6 @@ const body = compileHtml<{
   selects: SafeHtml[];
   draft: string | null;
   draftQuery: string;
-  exports: SafeHtml;
 }>(
   "console-incidents",
   `<style>textarea.draft { display:block; width:100%; min-height:22em; font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace; border:1px solid var(--line); border-radius:6px; padding:8px 10px; background:var(--bg); white-space:pre-wrap; overflow-wrap:anywhere; }</style>
@@ -65,8 +64,7 @@ const body = compileHtml<{
 <% for (const s of it.selects) { %><%= s %><% } %>
 <button type="submit" id="draft-apply">Draft</button></form>
 <% if (it.draft !== null) { %><p><textarea class="draft" id="draft" readonly rows="22" aria-label="The incident draft in Markdown"><%= it.draft %></textarea></p>
-<p><a id="draft-md" href="/admin/ops/incidents/draft.md?<%= it.draftQuery %>" download="incident-draft.md">Download draft.md</a> · <a id="draft-txt" href="/admin/ops/incidents/draft.txt?<%= it.draftQuery %>">as plain text</a> · <a id="draft-json" href="/admin/ops/incidents/draft.json?<%= it.draftQuery %>">as JSON</a></p><% } %></section>
-<%= it.exports %>`,
+<p><a id="draft-md" href="/admin/ops/incidents/draft.md?<%= it.draftQuery %>" download="incident-draft.md">Download draft.md</a> · <a id="draft-txt" href="/admin/ops/incidents/draft.txt?<%= it.draftQuery %>">as plain text</a> · <a id="draft-json" href="/admin/ops/incidents/draft.json?<%= it.draftQuery %>">as JSON</a></p><% } %></section>`,
 );
 
 export function incidentsPageRoutes(ctx: AppContext, guards: Guards) {
@@ -100,7 +98,6 @@ export function incidentsPageRoutes(ctx: AppContext, guards: Guards) {
         if (o > 0) p.set("offset", String(o));
         return `${PATH}?${p.toString()}#recent`;
       };
-      const dq = draft.query;
       const c = draft.form.choices;
       return body({
         open: open.incidents.length,
@@ -118,26 +115,26 @@ export function incidentsPageRoutes(ctx: AppContext, guards: Guards) {
           choice({ label: "Reads", name: "source", options: c.source, value: draft.form.source }),
         ],
         draft: draft.markdown,
-        draftQuery: dq,
-        exports: exportList({
-          links: [
-            ["Incidents (JSON, paged)", "/admin/ops/incidents"],
-            ["Open incidents (JSON)", "/admin/ops/incidents?status=open"],
-            ["Incidents (CSV)", "/admin/ops/incidents/export"],
-            ["Incidents (JSON twin of the CSV)", "/admin/ops/incidents/export.json"],
-            ["The newest incident in detail (JSON)", "/admin/ops/incidents/detail.json"],
-            // A refused draft has nothing to download: its links would only repeat the refusal.
-            ...(draft.markdown === null
-              ? []
-              : ([
-                  ["This draft (Markdown)", `/admin/ops/incidents/draft.md?${dq}`],
-                  ["This draft (plain text, 80 columns)", `/admin/ops/incidents/draft.txt?${dq}`],
-                  ["This draft (JSON)", `/admin/ops/incidents/draft.json?${dq}`],
-                ] as const)),
-            ["Public incidents (JSON)", "/api/public/system-status/incidents"],
-          ],
-        }),
+        draftQuery: draft.query,
       });
     },
+    exports: ({ draft }, { refused }) => ({
+      links: [
+        ["Incidents (JSON, paged)", "/admin/ops/incidents"],
+        ["Open incidents (JSON)", "/admin/ops/incidents?status=open"],
+        ["Incidents (CSV)", "/admin/ops/incidents/export"],
+        ["Incidents (JSON twin of the CSV)", "/admin/ops/incidents/export.json"],
+        ["The newest incident in detail (JSON)", "/admin/ops/incidents/detail.json"],
+        // A refused draft has nothing to download: its links would only repeat the refusal.
+        ...(refused || draft.markdown === null
+          ? []
+          : ([
+              ["This draft (Markdown)", `/admin/ops/incidents/draft.md?${draft.query}`],
+              ["This draft (plain text, 80 columns)", `/admin/ops/incidents/draft.txt?${draft.query}`],
+              ["This draft (JSON)", `/admin/ops/incidents/draft.json?${draft.query}`],
+            ] as const)),
+        ["Public incidents (JSON)", "/api/public/system-status/incidents"],
+      ],
+    }),
   });
 }

@@ -1,6 +1,6 @@
 import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, cells, code, dataTable, exportList, muted, when } from "../../console/frame";
+import { badge, cells, code, dataTable, muted, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { intQuery } from "../../http/params";
@@ -26,7 +26,6 @@ const body = compileHtml<{
   historyDays: number;
   history: SafeHtml;
   guards: SafeHtml;
-  exports: SafeHtml;
 }>(
   "console-preflight",
   `<form method="get" action="${PATH}" id="compare" class="filters">
@@ -43,8 +42,7 @@ const body = compileHtml<{
 <section id="history"><h2>History</h2>
 <p class="muted" id="history-count"><%= it.historyDays %> of the last <%= it.days %> days have a snapshot; newest first, each against the day before.</p>
 <%= it.history %></section>
-<section id="guards"><h2>Every guard now</h2><%= it.guards %></section>
-<%= it.exports %>`,
+<section id="guards"><h2>Every guard now</h2><%= it.guards %></section>`,
 );
 
 type Delta = Awaited<ReturnType<typeof preflightDelta>> & { takenAt: string | null; table: SafeHtml };
@@ -88,9 +86,8 @@ export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
         history: historyDays((await preflightHistory(ctx, days, sel)).rows),
       };
     },
-    view: ({ dayOffset, days, guardsNow, delta, anomalies, history }) => {
-      const q = `day_offset=${dayOffset}`;
-      return body({
+    view: ({ dayOffset, days, guardsNow, delta, anomalies, history }) =>
+      body({
         dayOffset,
         days,
         delta: {
@@ -141,20 +138,19 @@ export function preflightPageRoutes(ctx: AppContext, guards: Guards) {
             Fingerprint: (g) => code(g.fingerprint || "–"),
           },
         }),
-        exports: exportList({
-          links: [
-            ["Guards now (JSON)", `${BASE}.json`],
-            ["Guards now (CSV)", `${BASE}/export.csv`],
-            ["Delta (JSON)", `${BASE}/delta.json?${q}`],
-            ["Delta (CSV)", `${BASE}/delta.csv?${q}`],
-            ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?${q}`],
-            ["History per day (JSON)", `${BASE}/history.json?days=${days}`],
-            ["History per day (CSV)", `${BASE}/history.csv?days=${days}`],
-            ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
-            ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
-          ],
-        }),
-      });
-    },
+      }),
+    exports: ({ dayOffset, days }) => ({
+      links: [
+        ["Guards now (JSON)", `${BASE}.json`],
+        ["Guards now (CSV)", `${BASE}/export.csv`],
+        ["Delta (JSON)", `${BASE}/delta.json?day_offset=${dayOffset}`],
+        ["Delta (CSV)", `${BASE}/delta.csv?day_offset=${dayOffset}`],
+        ["Delta summary (JSON, with validators)", `${BASE}/delta.summary.json?day_offset=${dayOffset}`],
+        ["History per day (JSON)", `${BASE}/history.json?days=${days}`],
+        ["History per day (CSV)", `${BASE}/history.csv?days=${days}`],
+        ["Anomalies (JSON)", `${BASE}/anomalies.json?days=${days}`],
+        ["Anomalies (CSV)", `${BASE}/anomalies.csv?days=${days}`],
+      ],
+    }),
   });
 }

@@ -1,6 +1,6 @@
 import { consoleRoute } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, byteSize, cells, code, dataTable, exportList, link, when } from "../../console/frame";
+import { badge, byteSize, cells, code, dataTable, link, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
 import { incidentPagePath } from "../link-inbox/notify";
@@ -39,7 +39,6 @@ const bodyHtml = compileHtml<{
   incidents: Array<{ id: number; title: string; severity: string; started: string; page: string }>;
   targets: SafeHtml;
   deadLetters: string;
-  exports: SafeHtml;
 }>(
   "readiness-page",
   `<p class="muted">Database: <strong id="database-engine"><%= it.o.database.version %></strong>.</p>
@@ -69,8 +68,7 @@ const bodyHtml = compileHtml<{
 <% if (it.incidents.length === 0) { %><p class="muted" id="incidents-none">None.</p><% } else { %><ul id="incidents"><% for (const i of it.incidents) { %><li><a href="<%= i.page %>">#<%= i.id %> <%= i.title %></a> <span class="badge <%= i.severity === "bad" ? "bad" : "warn" %>"><%= i.severity %></span> since <%= i.started %></li><% } %></ul><% } %>
 <h3>Notification targets</h3>
 <%= it.targets %>
-<p class="muted" id="dead-letters"><%= it.deadLetters %></p></section>
-<%= it.exports %>`,
+<p class="muted" id="dead-letters"><%= it.deadLetters %></p></section>`,
 );
 
 const yesNo = (b: boolean) => (b ? "yes" : "no");
@@ -195,8 +193,6 @@ function readinessBody(o: ReadinessOverview) {
       },
     }),
     deadLetters: `Webhook dead letters: ${dl.now ?? "not measured yet"}${dl.growth_24h > 0 ? `, +${dl.growth_24h} in the last 24 h` : ", no growth in the last 24 h"} (the alerts-monitor job measures them every 15 minutes).`,
-    // The backups list answers 409 on PostgreSQL: not linked there.
-    exports: exportList({ links: o.backups.applies ? EXPORTS : EXPORTS.filter(([, href]) => href !== "/admin/backups") }),
   });
 }
 
@@ -208,5 +204,7 @@ export function readinessPageRoutes(ctx: AppContext, guards: Guards) {
     summary: "Readiness (HTML page): event-loop lag, synthetic probes, 403 noise per window, jobs, backups and a ready/attention summary",
     load: () => readinessOverview(ctx),
     view: readinessBody,
+    // The backups list answers 409 on PostgreSQL: not linked there.
+    exports: (o) => ({ links: o.backups.applies ? EXPORTS : EXPORTS.filter(([, href]) => href !== "/admin/backups") }),
   });
 }

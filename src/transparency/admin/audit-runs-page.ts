@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { recordAudit } from "../../auth/audit";
 import { consoleRoute, form, refusal } from "../../console/kit";
 import type { Guards } from "../../auth/guards";
-import { badge, cells, code, dataTable, exportList, hrefWith, link, muted, setParts, when } from "../../console/frame";
+import { badge, cells, code, dataTable, hrefWith, link, muted, setParts, when } from "../../console/frame";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { compileHtml, type SafeHtml } from "../../http/formats/html";
@@ -67,7 +67,6 @@ const body = compileHtml<{
   anomaliesTotal: number;
   anomaliesRange: string;
   anomalies: SafeHtml;
-  exports: SafeHtml;
 }>(
   "console-audit-runs",
   `<style>#run-rows td[data-label=Trigger], #run-rows td[data-label=Run] { white-space:nowrap; } #anomaly-rows td[data-label=Anomaly] { min-width:11em; } #anomaly-rows td[data-label=Triage] { min-width:12em; }</style>
@@ -78,8 +77,7 @@ const body = compileHtml<{
 <section id="anomalies"><h2>Anomalies<% if (it.selected) { %> of run #<%= it.selected.id %> (<%= it.selected.label %>)<% } %></h2>
 <% if (it.selected && !it.selected.complete) { %><p class="muted" id="run-incomplete">This run is <%= it.selected.verdict %><%= it.selected.error ? ": " + it.selected.error : "" %>. Its rows are not published as a verdict; the next complete run examines everything again.</p><% } %>
 <% if (it.anomaliesTotal) { %><p class="muted" id="anomalies-count"><%= it.anomaliesTotal %> anomalous <%= it.anomaliesTotal === 1 ? "row" : "rows" %>, most severe first<%= it.anomaliesRange %>.</p><% } %>
-<%= it.anomalies %></section>
-<%= it.exports %>`,
+<%= it.anomalies %></section>`,
 );
 
 export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
@@ -126,10 +124,9 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
       const verdict = selected
         ? (runs.lines.find((r) => r.id === selected.id)?.verdict ?? (selected.error ? "failed" : (selected.overall ?? "incomplete")))
         : "";
-      return { runParam, selected, verdict, runs, runsOffset, anomalies, offset };
+      return { runParam, selected, verdict, runs, runsOffset, anomalies, offset, q: selected ? `?run=${selected.id}` : "" };
     },
     view: ({ runParam, selected: sel, verdict, runs, runsOffset, anomalies, offset }, { csrf }) => {
-      const q = sel ? `?run=${sel.id}` : "";
       const back = { run: runParam ?? "", runs_offset: runsOffset, offset };
       return body({
         canRun: ctx.chain.configured,
@@ -187,29 +184,29 @@ export function auditRunsPageRoutes(ctx: AppContext, guards: Guards) {
             labels: ["More severe", "Less severe"],
           },
         }),
-        exports: exportList({
-          links: [
-            ["This run's summary and top anomalies (JSON)", `${PUBLIC}/summary.json${q}`],
-            ["Runs with their aggregates (JSON)", `${PUBLIC}/runs.json${q}`],
-            ["Trend up to this run (JSON)", `${PUBLIC}/trend.json${q}`],
-            ["Whether this run alerts (JSON)", `${PUBLIC}/alerts.json${q}`],
-            ["Whether this run alerts (CSV)", `${PUBLIC}/alerts.csv${q}`],
-            ["This run against the complete run before it (JSON)", `${PUBLIC}/diff/export.json${q}`],
-            ["This run against the complete run before it (CSV)", `${PUBLIC}/diff/export${q}`],
-            ["The previous and latest complete runs side by side (JSON)", `${PUBLIC}/diff/compare.json`],
-            ["The previous and latest complete runs side by side (CSV)", `${PUBLIC}/diff/compare.csv`],
-            ["Every row of this run (JSON)", `${PUBLIC}/export.json${q}`],
-            ["Every row of this run (CSV)", `${PUBLIC}/export${q}`],
-            ["Triage of every anomaly (JSON)", `${PUBLIC}/triage.json`],
-            ["Threshold history (JSON)", `${PUBLIC}/threshold-history.json`],
-            ["Declared movements, public (JSON)", `${PUBLIC}/declared-movements.json`],
-            ["Declared movements, operators' view (JSON)", "/admin/transparency/declared-movements"],
-            ["Glossary: every anomaly type and its rule (JSON)", `${PUBLIC}/glossary.json`],
-            ["Schema registry of these answers (JSON)", `${PUBLIC}/schema-registry.json`],
-          ],
-        }),
       });
     },
+    exports: ({ q }) => ({
+      links: [
+        ["This run's summary and top anomalies (JSON)", `${PUBLIC}/summary.json${q}`],
+        ["Runs with their aggregates (JSON)", `${PUBLIC}/runs.json${q}`],
+        ["Trend up to this run (JSON)", `${PUBLIC}/trend.json${q}`],
+        ["Whether this run alerts (JSON)", `${PUBLIC}/alerts.json${q}`],
+        ["Whether this run alerts (CSV)", `${PUBLIC}/alerts.csv${q}`],
+        ["This run against the complete run before it (JSON)", `${PUBLIC}/diff/export.json${q}`],
+        ["This run against the complete run before it (CSV)", `${PUBLIC}/diff/export${q}`],
+        ["The previous and latest complete runs side by side (JSON)", `${PUBLIC}/diff/compare.json`],
+        ["The previous and latest complete runs side by side (CSV)", `${PUBLIC}/diff/compare.csv`],
+        ["Every row of this run (JSON)", `${PUBLIC}/export.json${q}`],
+        ["Every row of this run (CSV)", `${PUBLIC}/export${q}`],
+        ["Triage of every anomaly (JSON)", `${PUBLIC}/triage.json`],
+        ["Threshold history (JSON)", `${PUBLIC}/threshold-history.json`],
+        ["Declared movements, public (JSON)", `${PUBLIC}/declared-movements.json`],
+        ["Declared movements, operators' view (JSON)", "/admin/transparency/declared-movements"],
+        ["Glossary: every anomaly type and its rule (JSON)", `${PUBLIC}/glossary.json`],
+        ["Schema registry of these answers (JSON)", `${PUBLIC}/schema-registry.json`],
+      ],
+    }),
     forms: [
       form({
         path: "/triage/:signature",
