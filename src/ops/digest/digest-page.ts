@@ -169,13 +169,12 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
         run: async ({ operator, body: b }) => {
           const days = Number(b.expires_in_days);
           if (!Number.isInteger(days) || days < 1 || days > 90) throw refusal(400, "Nothing was changed: Days must be a whole number from 1 to 90.");
-          const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v.trim());
           const rule = await createSuppression(ctx, operator, {
-            path_pattern: blank(b.path_pattern),
-            partner_key_id: blank(b.partner_key_id),
-            client_prefix: blank(b.client_prefix),
+            path_pattern: b.path_pattern?.trim() || undefined,
+            partner_key_id: b.partner_key_id?.trim() || undefined,
+            client_prefix: b.client_prefix?.trim() || undefined,
             reason: b.reason.trim(),
-            owner: blank(b.owner) ?? `${operator.actor.kind}:${operator.actor.name}`,
+            owner: b.owner?.trim() || `${operator.actor.kind}:${operator.actor.name}`,
             expires_at: new Date(ctx.clock.now().getTime() + days * 86_400_000).toISOString(),
           });
           return { done: "added", rule: String(rule.id) };
