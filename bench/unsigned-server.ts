@@ -62,7 +62,7 @@ const app = new Elysia({ name: "herald-unsigned-bench", normalize: false, encode
     set.headers["cache-control"] = "private, no-cache";
     if (notModifiedSince(request, null, new Date(lastModified).toISOString()))
       return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
-    return { success: true as const, ...capabilitiesFor(partner.actor) };
+    return { success: true as const, ...capabilitiesFor(partner.actor, ctx.config.signatureSkewSeconds) };
   },
   {
     query: PartnerModel.metaQuery,

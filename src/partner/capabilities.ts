@@ -20,8 +20,11 @@ export const SANDBOX_FIXTURE_ENDPOINTS = [
   "/api/partner/sandbox/reset",
 ];
 
-/** What a key may do, and where its docs are. The same answer for the same key until the key changes. */
-export function capabilitiesFor(actor: PartnerActor) {
+/**
+ * What a key may do, and where its docs are. The same answer for the same key until the key or the deployment
+ * changes (`skewSeconds` is SIGNATURE_SKEW_SECONDS, the window the signature check applies).
+ */
+export function capabilitiesFor(actor: PartnerActor, skewSeconds: number) {
   const sandbox = actor.mode === "sandbox";
   return {
     partner: actor.partner,
@@ -43,7 +46,7 @@ export function capabilitiesFor(actor: PartnerActor) {
       headers: ["X-Partner-Key", "X-Partner-Timestamp", "X-Partner-Signature", "X-Partner-Nonce", "Idempotency-Key"],
       canonical_string: "METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(RAW_BODY))",
       algorithm: "hex(HMAC-SHA256(secret, canonical))",
-      timestamp_skew_seconds: 300,
+      timestamp_skew_seconds: skewSeconds,
     },
     docs: {
       api_reference: "/api/docs",

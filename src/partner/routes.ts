@@ -23,7 +23,7 @@ export function partnerRoutes(ctx: AppContext, guards: Guards) {
         return new Response(null, { status: 304, headers: set.headers as Record<string, string> });
       // Written out rather than ok(…): Elysia guesses a handler that returns a call (`return f(`) is async, and the
       // route would compile to a promise (docs/architecture.md, "internals"; test/http/resume.test.ts).
-      return { success: true as const, ...capabilitiesFor(partner.actor) };
+      return { success: true as const, ...capabilitiesFor(partner.actor, ctx.config.signatureSkewSeconds) };
     },
     {
       partner: { mode: "any" },
