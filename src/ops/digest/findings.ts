@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { withDefaults } from "../with-defaults";
 // Findings of the 403 digest: spikes against a baseline, and paths or clients never seen 403 before. Pure
 // functions over per-hour counts; docs/ops-digest.md defines every rule here in words, with the same numbers.
 
@@ -40,9 +41,7 @@ export const DIGEST_DEFAULTS = {
 export type DigestParams = typeof DIGEST_DEFAULTS;
 export type DetectionParams = Omit<DigestParams, "hours" | "group_limit">;
 
-/** The digest parameters of `q` (a query, or parameters), each given or its default, in DIGEST_DEFAULTS order. */
-export const digestParamsOf = (q: Partial<DigestParams>) =>
-  Object.fromEntries(Object.entries(DIGEST_DEFAULTS).map(([k, v]) => [k, q[k as keyof DigestParams] ?? v])) as DigestParams;
+export const digestParamsOf = (q: Partial<DigestParams>) => withDefaults(DIGEST_DEFAULTS, q);
 
 /** Hour i's count, 0 when absent. Index 0 is the oldest loaded hour. */
 export type Series = Map<number, number>;

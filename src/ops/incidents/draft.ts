@@ -6,6 +6,7 @@ import { incidentsInWindow, type IncidentView } from "../../status/incidents-ser
 import { failedOfNewest } from "./store";
 import { codeOf, jobFailures, topErrors, type ErrorRow, type JobFailure, type TimeRange, type TopErrors } from "./sources";
 import { resolveWindow } from "./window";
+import { withDefaults } from "../with-defaults";
 
 // A ready-to-edit incident report from a window's status incidents, failed requests, failed job runs and preflight
 // delta. draft-render.ts writes this same draft as Markdown and text, so the three formats cannot disagree.
@@ -146,10 +147,6 @@ export function paddedSpan(i: IncidentView, openUntil: string, within: TimeRange
   );
 }
 
-/** Only the draft's own parameters (a route's query also holds include_meta), each given or its default. */
-const withDefaults = (q: DraftQuery) =>
-  Object.fromEntries(Object.entries(DRAFT_DEFAULTS).map(([k, v]) => [k, q[k as keyof DraftQuery] ?? v])) as Required<DraftQuery>;
-
 function summaryOf(incident: IncidentView | null, window: TimeRange, top: TopErrors | null, failures: JobFailure[] | null): string {
   const parts: string[] = [];
   if (incident) {
@@ -172,7 +169,7 @@ export type Draft = Awaited<ReturnType<typeof buildDraft>>;
 
 /** The draft of one incident of the window (index 0 = newest start), or of the window itself when it has none. */
 export async function buildDraft(ctx: AppContext, query: DraftQuery) {
-  const q = withDefaults(query);
+  const q = withDefaults(DRAFT_DEFAULTS, query);
   const now = ctx.clock.now();
   const w = resolveWindow(query, now, DRAFT_LIMITS.hours.fallback, DRAFT_LIMITS.hours.max);
   const src = {

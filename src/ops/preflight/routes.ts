@@ -10,7 +10,8 @@ import { OPERATOR_REVALIDATE } from "../../http/caching/cache-control";
 import { conditionalBytes } from "../../http/caching/conditional";
 import { refusal } from "../../http/routes/declare";
 import { dayOf, preflightDelta, preflightHistory, selectionOf } from "./service";
-import { ANOMALY_DEFAULTS, preflightAnomalies } from "./anomalies";
+import { ANOMALY_DEFAULTS, type AnomalyParams, preflightAnomalies } from "./anomalies";
+import { withDefaults } from "../with-defaults";
 import { anomaliesCsv, deltaCsv, guardsCsv, historyCsv } from "./csv";
 import { currentGuards, envGuards } from "./guards";
 import { PreflightModel as M } from "./model";
@@ -19,13 +20,7 @@ import { bytesLimitOf, fieldsMaxOf, lastModifiedOf, normalizeSummaryQuery, summa
 const BASE = "/admin/ops/preflight-guards";
 const guard = { operator: "api" } as const;
 
-const anomalyParams = (q: typeof M.anomaliesQuery.static) => ({
-  days: q.days ?? ANOMALY_DEFAULTS.days,
-  baseline_days: q.baseline_days ?? ANOMALY_DEFAULTS.baseline_days,
-  min_baseline_points: q.min_baseline_points ?? ANOMALY_DEFAULTS.min_baseline_points,
-  zscore_threshold: q.zscore_threshold ?? ANOMALY_DEFAULTS.zscore_threshold,
-  min_change_count: q.min_change_count ?? ANOMALY_DEFAULTS.min_change_count,
-});
+const anomalyParams = (q: typeof M.anomaliesQuery.static) => withDefaults<AnomalyParams>(ANOMALY_DEFAULTS, q);
 
 /** The preflight guards' routes (docs/ops-preflight.md): bearer token or operator session (`operator: "api"`). */
 export function preflightRoutes(ctx: AppContext, guards: Guards) {
