@@ -173,7 +173,6 @@ const LAG = slot("event-loop-lag", (ctx: AppContext) => {
     "herald_event_loop_lag_seconds",
     `How late a timer due every ${LAG_SAMPLE_MS} ms ran: the time the JavaScript thread was held by other work (on SQLite, every statement). A stall is one observation.`,
   );
-  // Read by the registry as any of its own metrics (see LagHistogram).
   ctx.metrics.registry.registerMetric(histogram as unknown as Metric);
   const lag = new EventLoopLag(histogram);
   new Gauge({

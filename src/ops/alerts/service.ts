@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context";
 import { totalPage } from "../../http/pagination";
-import type { OpsAlertRunSummary } from "./model";
+import type { AlertsModel, OpsAlertRunSummary } from "./model";
 import { applyAlertTransitions, parseDetails } from "./state";
 import { countRuns, insertRuns, newestRun, rowsOfRuns, type RunRow, runsPage } from "./store";
 
@@ -8,7 +8,6 @@ import { countRuns, insertRuns, newestRun, rowsOfRuns, type RunRow, runsPage } f
 // job (monitor.ts) and the preflight detector (source `preflight`). State and notices come from state.ts.
 
 export const ALERT_SOURCES = ["status", "transparency", "webhooks", "digest", "preflight"] as const;
-export type AlertSource = (typeof ALERT_SOURCES)[number];
 export const ALERT_STATUSES = ["ok", "warn", "fail"] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
 
@@ -42,13 +41,7 @@ export async function recordAlertRun(ctx: AppContext, input: { source: string; a
   return { run_id: runId, at, source: input.source, count: input.alerts.length };
 }
 
-export interface AlertRunFilter {
-  days: number;
-  source: "all" | AlertSource;
-  status: "all" | AlertStatus;
-  limit: number;
-  offset: number;
-}
+export type AlertRunFilter = Required<Omit<typeof AlertsModel.exportQuery.static, "include_meta">>;
 
 const toRow = (r: RunRow) => ({ ...r, status: r.status as AlertStatus, details: parseDetails(r.details) });
 

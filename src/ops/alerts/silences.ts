@@ -65,7 +65,6 @@ export async function createSilence(ctx: AppContext, who: Who, input: SilenceInp
   return view(row, v.nowIso);
 }
 
-/** Ends a silence now; 404 for an unknown id, 409 when it already ended (by hand or by time). */
 export async function expireSilence(ctx: AppContext, who: Who, id: number): Promise<Silence> {
   const nowIso = ctx.clock.now().toISOString();
   const ended = (r: SilenceRow) =>
@@ -90,7 +89,6 @@ export async function expireSilence(ctx: AppContext, who: Who, id: number): Prom
   return view(row, nowIso);
 }
 
-/** Silences, newest first, optionally of one state at the clock's now. */
 export async function listSilences(ctx: AppContext, page: PageRequest, state?: SilenceState) {
   const nowIso = ctx.clock.now().toISOString();
   const rows = await silencesPage(ctx.store, { after: page.after, limit: page.limit + 1, offset: page.offset }, state ?? null, nowIso);

@@ -48,7 +48,6 @@ export const rowsOfRuns = (q: Queryable, f: RunFilter, runIds: string[]) =>
         [...runFilterArgs(f), ...runIds],
       );
 
-/** The newest row of (source, name), or null before the first run. */
 export const newestRun = (q: Queryable, source: string, name: string) =>
   q.get<Pick<RunRow, "value" | "details">>("SELECT value, details FROM ops_alert_runs WHERE source = ? AND name = ? ORDER BY at DESC, id DESC LIMIT 1", [
     source,

@@ -37,12 +37,7 @@ function viewOf(j: Joined, silence: Silence | null) {
 
 export type AlertView = ReturnType<typeof viewOf>;
 
-export interface FiringFilter {
-  source?: string;
-  level?: "warn" | "fail";
-}
-
-export async function firingAlerts(ctx: AppContext, f: FiringFilter = {}): Promise<AlertView[]> {
+export async function firingAlerts(ctx: AppContext, f: { source?: string; level?: "warn" | "fail" } = {}): Promise<AlertView[]> {
   const rows = (await firingStates(ctx.store, f.source ?? null, f.level ?? null)) as Joined[];
   const silences = await activeSilences(ctx, ctx.clock.now().toISOString());
   return rows.map((r) => viewOf(r, silences.of(r.alert_key)));

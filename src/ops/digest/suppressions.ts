@@ -121,7 +121,6 @@ export async function revokeSuppression(ctx: AppContext, admin: AdminRequest, id
   return view(row, nowIso);
 }
 
-/** Rules, newest first, optionally of one state at the clock's now. */
 export async function listSuppressions(ctx: AppContext, page: PageRequest, state?: RuleState) {
   const nowIso = ctx.clock.now().toISOString();
   const rows = await rulesPage(ctx.store, { after: page.after, limit: page.limit + 1, offset: page.offset }, state ?? null, nowIso);

@@ -69,7 +69,6 @@ export interface LinkMessage {
 
 export const baseOf = (ctx: Pick<AppContext, "config">) => ctx.config.publicBaseUrl.replace(/\/+$/, "");
 
-/** An event row for a message that was not queued (attempt 0, no status): a skip with its reason. */
 export async function recordLinkSkip(q: Queryable, ctx: Deps, m: LinkMessage, target: string, reason: SkipReason, error: string | null): Promise<void> {
   await insertSkip(q, { at: ctx.clock.now().toISOString(), event: m.event, issue_id: m.issueId, target, url: m.link, skip_reason: reason, error });
 }

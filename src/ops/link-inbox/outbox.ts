@@ -1,7 +1,7 @@
 import { type AppContext, slot, stateOf } from "../../context";
-import { checkResolvedTarget } from "../../webhooks/service";
+import { checkResolvedTarget, targetPolicyOf } from "../../webhooks/service";
 import { applyAlertTransitions } from "../alerts/state";
-import { targetPolicy, warnRefusedLinkTargets } from "./target-health";
+import { warnRefusedLinkTargets } from "./target-health";
 import { linkTargets, type STATUS_CODE_FAMILIES, subscribeLinkInbox } from "./notify";
 import { type DueMessage, dueMessages, insertAttempt, leaseMessage, markInterruptedDead, settleMessage } from "./store";
 
@@ -98,7 +98,7 @@ export class LinkInboxSender {
       const body = JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text, link_preview_options: { is_disabled: true } });
       return this.post(`${botApiBase.replace(/\/+$/, "")}/bot${botToken}/sendMessage`, body, "Bot API", botToken ?? null);
     }
-    const refused = await checkResolvedTarget(target.url, targetPolicy(this.ctx));
+    const refused = await checkResolvedTarget(target.url, targetPolicyOf(this.ctx.config));
     if (refused) return { ok: false, statusCode: null, family: "other", error: `target refused: ${refused}`, final: true };
     return this.post(target.url, d.payload, "target", null);
   }

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { checkTargetUrl } from "../../webhooks/service";
+import { checkTargetUrl, targetPolicyOf } from "../../webhooks/service";
 import { type LinkTarget, linkTargets } from "./notify";
 import { deadMessages, failuresAfter, lastSuccessAt, latestAttempt, newestMessage } from "./store-reads";
 
@@ -9,12 +9,9 @@ import { deadMessages, failuresAfter, lastSuccessAt, latestAttempt, newestMessag
 
 type Deps = Pick<AppContext, "config">;
 
-/** The partner webhooks' target policy, which the link inbox's chat targets pass too. */
-export const targetPolicy = (ctx: Deps) => ({ allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets, requireHttps: ctx.config.isProduction });
-
-/** The static policy check of a configured chat-webhook target (the messenger bot posts to its own API base). */
+/** The static check of a configured chat-webhook target by the partner webhooks' target policy (the messenger bot posts to its own API base). */
 export const policyProblemOf = (ctx: Deps, t: { url: string; messengerChatId?: string }): string | null =>
-  t.messengerChatId ? null : checkTargetUrl(t.url, targetPolicy(ctx));
+  t.messengerChatId ? null : checkTargetUrl(t.url, targetPolicyOf(ctx.config));
 
 /** One warning line per refused target when the link inbox starts (the URL itself is a secret: only its label). */
 export function warnRefusedLinkTargets(ctx: Pick<AppContext, "config" | "log">): void {
