@@ -13,7 +13,7 @@ import { NotFoundError, ValidationError } from "../http/errors/errors";
  */
 export const BEARER = /^bearer +([\x21-\x7e]{16,512})$/i;
 
-export const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
+export const sha256Hex = (s: string | Uint8Array) => createHash("sha256").update(s).digest("hex");
 
 /** An admin token as `herald admin-token list` shows it: never the token, never its hash. */
 export type AdminTokenView = store.TokenView;

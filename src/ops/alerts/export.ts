@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../auth/admin";
 import { strToU8, zipSync } from "fflate";
 import type { AppContext } from "../../context";
 import { csvTable } from "../../http/formats/csv";
@@ -42,8 +42,6 @@ export async function windowRuns(ctx: AppContext, f: Omit<AlertRunFilter, "limit
   return summarizeRuns((await listAlertRuns(ctx, { ...f, limit: EXPORT_MAX_ROWS, offset: 0 })).rows);
 }
 
-const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
-
 export const exportStamp = (ctx: AppContext) => ctx.clock.now().toISOString().slice(0, 16).replace(/[-:]/g, "");
 
 /** export.zip: the window's artifacts and a manifest of their sizes and sha256, as one ZIP archive. */
@@ -58,7 +56,7 @@ export async function alertsZip(ctx: AppContext, f: Omit<AlertRunFilter, "limit"
     generated_at: json.generated_at,
     window: json.window,
     query: { days: f.days, source: f.source, status: f.status },
-    files: files.map(([name, bytes]) => ({ name, bytes: bytes.byteLength, sha256: sha256(bytes) })),
+    files: files.map(([name, bytes]) => ({ name, bytes: bytes.byteLength, sha256: sha256Hex(bytes) })),
   };
   const mtime = ctx.clock.now();
   const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../auth/admin";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { recordExportUsage } from "../export-usage/service";
@@ -20,14 +20,12 @@ const USAGE_PREFIX = "/admin/ops/link-inbox/";
 export const recordTokenDownload = (ctx: AppContext, actor: string, bytes: number) =>
   recordExportUsage(ctx, { actor, export: DOWNLOAD_EXPORT, bytes, source: "token" });
 
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-
 export async function issueDownloadToken(ctx: AppContext, actor: string, exportName: string, params: Record<string, unknown>) {
   const token = `hdt_${Buffer.from(ctx.rng.bytes(32)).toString("base64url")}`;
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + DOWNLOAD_TOKEN_TTL_SECONDS * 1000).toISOString();
   await insertToken(ctx.store, {
-    token_hash: sha256(token),
+    token_hash: sha256Hex(token),
     actor,
     export: exportName,
     params: JSON.stringify(params),
@@ -42,7 +40,7 @@ export async function issueDownloadToken(ctx: AppContext, actor: string, exportN
  * usable for its owner); used → 410 download_token_used; past expires_at → 410 download_token_expired.
  */
 export async function redeemDownloadTokenOrThrow(ctx: AppContext, actor: string, token: string): Promise<{ export: string; params: Record<string, unknown> }> {
-  const hash = sha256(token);
+  const hash = sha256Hex(token);
   const row = await tokenOf(ctx.store, hash);
   if (!row) throw new AppError("not_found", "No such download token: ask the export for one with download_token=1");
   if (row.actor !== actor) throw new AppError("forbidden", "This download token was issued to another operator");
