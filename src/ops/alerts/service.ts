@@ -50,7 +50,6 @@ export function windowOf(ctx: AppContext, days: number) {
   return { from: new Date(now.getTime() - days * 86_400_000).toISOString(), to: now.toISOString() };
 }
 
-/** Alert rows in the window, newest first, filtered and paged. */
 export async function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
   const w = windowOf(ctx, f.days);
   const filter = { from: w.from, to: w.to, source: f.source, status: f.status };

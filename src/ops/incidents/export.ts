@@ -33,7 +33,6 @@ async function page(ctx: AppContext, q: ListQuery, fallbackLimit: number) {
   };
 }
 
-/** GET /admin/ops/incidents: incidents of both sources with their updates, newest start first. */
 export async function listIncidentsPage(ctx: AppContext, q: ListQuery) {
   const p = await page(ctx, q, LIST_LIMITS.limit.fallback);
   return listAnswer("incidents", p, p.filters, { total: p.total });
@@ -76,7 +75,6 @@ export interface DetailQuery {
   index?: number;
 }
 
-/** GET /admin/ops/incidents/detail.json: one incident (by id, or index 0 = newest start) and what surrounds it. */
 export async function incidentDetail(ctx: AppContext, q: DetailQuery) {
   if (q.id !== undefined && q.index !== undefined) throw queryProblem("index", "must not be given with id: give one of them");
   let incident: IncidentView;

@@ -63,7 +63,6 @@ export async function topErrors(ctx: AppContext, range: TimeRange, rowsLimit: nu
 
 export const MAX_JOB_FAILURES = 50;
 
-/** Failed job runs that started in the range, newest first (job_runs_started_idx). */
 export function jobFailures(ctx: AppContext, range: TimeRange, limit = MAX_JOB_FAILURES): Promise<JobFailure[]> {
   return failedJobRuns(ctx.store, range.since, range.until, limit);
 }

@@ -31,7 +31,6 @@ function tally(events: SummaryEvent[]) {
   return { attempts, successes, failures, skips };
 }
 
-/** GET /admin/ops/link-inbox/verification-summary.json */
 export async function verificationSummary(ctx: AppContext, input: { days?: number }) {
   const days = input.days ?? SUMMARY_DEFAULT_DAYS;
   const now = ctx.clock.now();
