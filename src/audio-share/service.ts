@@ -93,7 +93,6 @@ function renderAll(channels: Channel[], url: string, title: string, text: string
   });
 }
 
-/** GET /preview: what each channel would show, without issuing anything. */
 export function previewShare(policy: HostPolicy, input: ShareInput) {
   const e = evaluate(policy, input);
   if (!e.valid) throwFirstError(e);
@@ -156,7 +155,6 @@ export async function buildShare(ctx: AppContext, policy: HostPolicy, input: Bui
   };
 }
 
-/** GET /validate: one destination, every finding. */
 export function validateShare(policy: HostPolicy, input: DestinationInput) {
   const e = evaluate(policy, input);
   // Every field of the evaluation, in its order; the channels by id.

@@ -58,7 +58,6 @@ export function published(ctx: AppContext, reg: Registry): Deprecation[] {
   return reg.deprecations.filter((d) => d.announced_at <= now).sort((a, b) => (a.sunset_at < b.sunset_at ? -1 : a.sunset_at > b.sunset_at ? 1 : 0));
 }
 
-/** GET /developers/deprecations.json */
 export function calendar(ctx: AppContext, reg: Registry) {
   const entries = published(ctx, reg).map((d) => entryView(ctx, reg, d));
   const upcoming = entries.filter((e) => e.phase !== "sunset");
@@ -91,7 +90,6 @@ export function getDeprecationOrThrow(ctx: AppContext, reg: Registry, id: string
   return d;
 }
 
-/** GET /developers/migration-status.json: one entry's phase and checklist, or every entry's phase. */
 export function migrationStatus(ctx: AppContext, reg: Registry, given: string | undefined) {
   // An empty id (a form or template left blank) asks for no particular one: every published migration.
   const id = given?.trim() ? given : undefined;
