@@ -20,8 +20,6 @@ import { bytesLimitOf, fieldsMaxOf, lastModifiedOf, normalizeSummaryQuery, summa
 const BASE = "/admin/ops/preflight-guards";
 const guard = { operator: "api" } as const;
 
-const anomalyParams = (q: typeof M.anomaliesQuery.static) => withDefaults<AnomalyParams>(ANOMALY_DEFAULTS, q);
-
 /** The preflight guards' routes (docs/ops-preflight.md): bearer token or operator session (`operator: "api"`). */
 export function preflightRoutes(ctx: AppContext, guards: Guards) {
   const guardRows = async (envRows: boolean) => [...(await currentGuards(ctx)), ...(envRows ? envGuards(ctx) : [])];
@@ -121,7 +119,7 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         query: M.anomaliesQuery,
         guard,
         build: async (query) => {
-          const p = anomalyParams(query);
+          const p = withDefaults<AnomalyParams>(ANOMALY_DEFAULTS, query);
           return { p, r: await preflightAnomalies(ctx, p, await selectionOf(ctx, query)) };
         },
         response: { 200: M.anomalies },
