@@ -84,7 +84,6 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
         const reasonTag = body.reason_tag ?? "manual_replay";
         const note = body.note ?? null;
         return held(partner, async (t, owner) => {
-          // The note is kept in each delivery's replay history.
           const summary = replaySummary(await requeueRefs(t, ctx, owner, body.event_ids, reasonTag, note), reasonTag, note);
           if (!simulation) return summary;
           const results = [];
