@@ -7,8 +7,8 @@ import { ADVANCE, GLYPH_HEIGHT, glyphColumns } from "./trend-font";
 // by pngjs: no native module, so it works the same in `bun build --compile`.
 
 export type Rgb = readonly [number, number, number];
-const INK: Rgb = [33, 37, 41];
-const GRID: Rgb = [226, 230, 234];
+export const INK: Rgb = [33, 37, 41];
+export const GRID: Rgb = [226, 230, 234];
 const BAR: Rgb = [66, 133, 244];
 const SPIKE: Rgb = [219, 68, 55];
 const SUPPRESSED: Rgb = [176, 180, 186];
@@ -63,6 +63,12 @@ export class Raster {
       }
       cx += ADVANCE * scale;
     }
+  }
+
+  png(): Buffer {
+    const png = new PNG({ width: this.w, height: this.h });
+    this.data.copy(png.data);
+    return PNG.sync.write(png);
   }
 }
 
@@ -173,7 +179,5 @@ export function renderTrendPng(hours: TrendHour[], mode: BaselineMode, w = TREND
     r.text(e.x + (e.line ? 3 : 1.5) * lineH + 6, ly, e.label, INK, scale);
   }
 
-  const png = new PNG({ width: w, height: h });
-  r.data.copy(png.data);
-  return PNG.sync.write(png);
+  return r.png();
 }

@@ -1,8 +1,7 @@
-import { PNG } from "pngjs";
 import { escapeXml } from "../../http/formats/xml-escape";
 import type { UsageReport } from "./service";
 import { GLYPH_HEIGHT } from "../digest/trend-font";
-import { niceAxis, Raster, type Rgb, textWidth } from "../digest/trend-png";
+import { GRID, INK, niceAxis, Raster, type Rgb, textWidth } from "../digest/trend-png";
 
 // The export-usage charts: downloads per UTC day as stacked bars, one series per source (direct export,
 // download token), drawn the same way as PNG (the digest's raster and pixel font) and as hand-written SVG.
@@ -23,8 +22,6 @@ const SERIES: readonly Series[] = [
   { key: "export", label: "direct downloads", color: [66, 133, 244], value: (d) => d.export_downloads },
   { key: "token", label: "download-token downloads", color: [244, 160, 0], value: (d) => d.token_downloads },
 ];
-const INK: Rgb = [33, 37, 41];
-const GRID: Rgb = [226, 230, 234];
 
 const hex = (c: Rgb) => `#${c.map((v) => v.toString(16).padStart(2, "0")).join("")}`;
 
@@ -90,9 +87,7 @@ export function renderUsagePng(r: UsageChartData, w: number, h: number): Buffer 
     px.text(lx, ly, s.label, INK, scale);
     lx += textWidth(s.label, scale) + 18;
   }
-  const png = new PNG({ width: w, height: h });
-  px.data.copy(png.data);
-  return PNG.sync.write(png);
+  return px.png();
 }
 
 /** The same chart as SVG: every text node escaped (src/http/formats/xml-escape.ts), each bar titled with its numbers. */
