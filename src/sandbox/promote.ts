@@ -1,6 +1,6 @@
 import type { Static } from "@sinclair/typebox";
 import type { AdminRequest } from "../auth/admin-plugin";
-import { recordAudit } from "../auth/audit";
+import { auditOperator } from "../auth/audit";
 import type { PartnerKeys } from "../auth/keys";
 import { parseScopes, type Scope } from "../auth/scopes";
 import type { AppContext } from "../context";
@@ -39,21 +39,14 @@ export async function promotePartner(ctx: AppContext, keys: PartnerKeys, partner
   const forced = !report.ready;
   const scopes = input.scopes ?? defaultScopes(report);
   const created = await keys.create({ partner, mode: "live", scopes, allowedIps: input.allowed_ips ?? [] }, admin.actor, admin.requestId, (t, keyId) =>
-    recordAudit(t, {
-      at: ctx.clock.now().toISOString(),
-      actor: admin.actor,
-      action: "partner.promote",
-      target: partner,
-      details: {
-        key_id: keyId,
-        policy: PROMOTION_POLICY,
-        forced,
-        reason: reason || null,
-        ready: report.ready,
-        score: report.score,
-        failing: report.checklist.filter((c) => c.required && c.status === "fail").map((c) => c.id),
-      },
-      requestId: admin.requestId,
+    auditOperator(t, admin, ctx.clock.now().toISOString(), "partner.promote", partner, {
+      key_id: keyId,
+      policy: PROMOTION_POLICY,
+      forced,
+      reason: reason || null,
+      ready: report.ready,
+      score: report.score,
+      failing: report.checklist.filter((c) => c.required && c.status === "fail").map((c) => c.id),
     }),
   );
   const { secret, ...key } = created;

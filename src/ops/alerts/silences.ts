@@ -1,6 +1,6 @@
-import type { Actor } from "../../auth/actors";
+import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
+import { auditOperator } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError, NotFoundError, problemsOrThrow } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
@@ -22,11 +22,6 @@ export interface SilenceInput {
   ends_at: string;
 }
 
-interface Who {
-  actor: Actor;
-  requestId: string;
-}
-
 /** Ended by hand, or past its end: either way no longer holding anything back. */
 const stateOf = (r: SilenceRow, nowIso: string): SilenceState => (r.expired_at !== null || r.ends_at <= nowIso ? "expired" : "active");
 const view = (r: SilenceRow, nowIso: string): Silence => ({ ...r, state: stateOf(r, nowIso) });
@@ -42,7 +37,7 @@ function validate(ctx: AppContext, input: SilenceInput) {
   return { matcher, endsAt: new Date(input.ends_at).toISOString(), nowIso: now.toISOString() };
 }
 
-export async function createSilence(ctx: AppContext, who: Who, input: SilenceInput): Promise<Silence> {
+export async function createSilence(ctx: AppContext, who: AdminRequest, input: SilenceInput): Promise<Silence> {
   const v = validate(ctx, input);
   const row = await ctx.store.tx(async (t) => {
     const r = (await insertSilence(t, {
@@ -52,20 +47,17 @@ export async function createSilence(ctx: AppContext, who: Who, input: SilenceInp
       created_at: v.nowIso,
       ends_at: v.endsAt,
     }))!;
-    await recordAudit(t, {
-      at: v.nowIso,
-      actor: who.actor,
-      action: "ops.alert_silence.create",
-      target: `ops_alert_silence:${r.id}`,
-      details: { matcher: r.matcher, reason: r.reason, ends_at: r.ends_at },
-      requestId: who.requestId,
+    await auditOperator(t, who, v.nowIso, "ops.alert_silence.create", `ops_alert_silence:${r.id}`, {
+      matcher: r.matcher,
+      reason: r.reason,
+      ends_at: r.ends_at,
     });
     return r;
   });
   return view(row, v.nowIso);
 }
 
-export async function expireSilence(ctx: AppContext, who: Who, id: number): Promise<Silence> {
+export async function expireSilence(ctx: AppContext, who: AdminRequest, id: number): Promise<Silence> {
   const nowIso = ctx.clock.now().toISOString();
   const ended = (r: SilenceRow) =>
     new AppError("conflict", `Silence ${id} already ended at ${r.expired_at ?? r.ends_at}${r.expired_by ? ` (expired by ${r.expired_by})` : ""}`);
@@ -76,14 +68,7 @@ export async function expireSilence(ctx: AppContext, who: Who, id: number): Prom
     // Conditional: of two operators ending it at once (on two instances), one wins and the other gets the 409.
     const updated = await expireSilenceRow(t, id, nowIso, actorLabel(who.actor));
     if (!updated) throw ended((await silenceById(t, id)) ?? r);
-    await recordAudit(t, {
-      at: nowIso,
-      actor: who.actor,
-      action: "ops.alert_silence.expire",
-      target: `ops_alert_silence:${id}`,
-      details: { matcher: r.matcher, ends_at: r.ends_at },
-      requestId: who.requestId,
-    });
+    await auditOperator(t, who, nowIso, "ops.alert_silence.expire", `ops_alert_silence:${id}`, { matcher: r.matcher, ends_at: r.ends_at });
     return updated;
   });
   return view(row, nowIso);

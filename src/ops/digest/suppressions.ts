@@ -1,6 +1,6 @@
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
+import { auditOperator } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError, NotFoundError, problemsOrThrow } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
@@ -85,14 +85,7 @@ export async function createSuppression(ctx: AppContext, admin: AdminRequest, in
       created_at: v.nowIso,
       created_by: actorLabel(admin.actor),
     }))!;
-    await recordAudit(t, {
-      at: v.nowIso,
-      actor: admin.actor,
-      action: "ops.403_suppression.create",
-      target: `ops_403_suppression:${r.id}`,
-      details: { ...r },
-      requestId: admin.requestId,
-    });
+    await auditOperator(t, admin, v.nowIso, "ops.403_suppression.create", `ops_403_suppression:${r.id}`, { ...r });
     return r;
   });
   return view(row, v.nowIso);
@@ -108,13 +101,9 @@ export async function revokeSuppression(ctx: AppContext, admin: AdminRequest, id
     // Conditional: of two operators revoking at once (on two instances), one wins and the other gets the 409.
     const updated = await revokeRule(t, id, nowIso);
     if (!updated) throw revoked((await ruleById(t, id))?.revoked_at ?? null);
-    await recordAudit(t, {
-      at: nowIso,
-      actor: admin.actor,
-      action: "ops.403_suppression.revoke",
-      target: `ops_403_suppression:${id}`,
-      details: { state_before: stateOf(r, nowIso), expires_at: r.expires_at },
-      requestId: admin.requestId,
+    await auditOperator(t, admin, nowIso, "ops.403_suppression.revoke", `ops_403_suppression:${id}`, {
+      state_before: stateOf(r, nowIso),
+      expires_at: r.expires_at,
     });
     return updated;
   });
