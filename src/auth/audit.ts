@@ -20,13 +20,13 @@ export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
 }
 
 /**
- * An operator's change, audited in the change's own transaction (a failed insert rolls the change back), by the
- * actor and request id the admin guard proved (its AdminRequest, src/auth/admin-plugin.ts; named by shape here, as
- * that file imports this one).
+ * An operator's change, audited in the change's own transaction where it has one (a failed insert rolls the change
+ * back), by the actor and request id the admin guard proved (its AdminRequest, src/auth/admin-plugin.ts; named by
+ * shape here, as that file imports this one) or a command's actor, without a request id.
  */
 export const auditOperator = (
   t: Queryable,
-  admin: { actor: Actor; requestId: string },
+  admin: { actor: Actor; requestId?: string | null },
   at: string,
   action: string,
   target: string,

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Actor } from "../../auth/actors";
-import { recordAudit } from "../../auth/audit";
+import { auditOperator } from "../../auth/audit";
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { refuseBackupsOnPostgres } from "./engine";
@@ -154,14 +154,7 @@ async function publish(ctx: AppContext, input: BackupRunInput, run: BackupRun, c
   try {
     renameSync(partial, file);
     writeManifest(file, { sha256: backup.sha256, size_bytes: backup.size_bytes, created_at: backup.created_at, integrity: "ok" });
-    await recordAudit(ctx.store, {
-      at: backup.created_at,
-      actor: input.actor,
-      action: "backup.run",
-      target: file,
-      details: { sha256: backup.sha256, size_bytes: backup.size_bytes, backup_id: run.id },
-      requestId: input.requestId ?? null,
-    });
+    await auditOperator(ctx.store, input, backup.created_at, "backup.run", file, { sha256: backup.sha256, size_bytes: backup.size_bytes, backup_id: run.id });
   } catch (err) {
     rmSync(file, { force: true });
     rmSync(manifestPathOf(file), { force: true });
@@ -192,13 +185,11 @@ async function pruneBackups(ctx: AppContext, input: BackupRunInput, keepName: st
   for (const f of doomed) {
     try {
       await ctx.store.tx(async (t) => {
-        await recordAudit(t, {
-          at,
-          actor: input.actor,
-          action: "backup.pruned",
-          target: f.path,
-          details: { name: f.name, size_bytes: f.size_bytes, created_at: f.created_at, keep: ctx.config.backupKeep },
-          requestId: input.requestId ?? null,
+        await auditOperator(t, input, at, "backup.pruned", f.path, {
+          name: f.name,
+          size_bytes: f.size_bytes,
+          created_at: f.created_at,
+          keep: ctx.config.backupKeep,
         });
         rmSync(f.path);
         rmSync(manifestPathOf(f.path), { force: true });
