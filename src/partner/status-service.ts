@@ -1,9 +1,8 @@
 import type { PartnerActor } from "../auth/actors";
-import { ownerOf, type Owner } from "../auth/actors";
+import { ownerOf } from "../auth/actors";
 import type { AppContext } from "../context";
-import { countOf } from "../db/port";
 import { AppError } from "../http/errors/errors";
-import { deliveryHealth, deliverySloControls } from "../webhooks/service";
+import { deadLettersAfter, deliveryHealth, deliverySloControls } from "../webhooks/service";
 import { usageAnalytics } from "./usage-service";
 
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */
@@ -17,15 +16,6 @@ async function pingDatabaseOrThrow(ctx: AppContext): Promise<void> {
   }
 }
 
-/** Dead letters of this owner in the window: the only partner-visible sign that deliveries need attention. */
-async function recentDeadLetters(ctx: AppContext, owner: Owner, sinceIso: string): Promise<number> {
-  return countOf(ctx.store, "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?", [
-    owner.partner,
-    owner.mode,
-    sinceIso,
-  ]);
-}
-
 /**
  * GET /api/partner/status for one key. overall_status is `ok` when the database answers and none of this
  * owner's webhook deliveries was dead-lettered in the last hour, `degraded` (with reasons) when one was;
@@ -35,7 +25,8 @@ export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
   await pingDatabaseOrThrow(ctx);
   const owner = ownerOf(actor);
   const { window, request_metrics: counts, latency_metrics_ms: latency } = await usageAnalytics(ctx, actor.keyId, STATUS_WINDOW_HOURS);
-  const deadLetters = await recentDeadLetters(ctx, owner, window.start_utc);
+  // Dead letters of the window: the only partner-visible sign that deliveries need attention.
+  const deadLetters = await deadLettersAfter(ctx.store, owner, window.start_utc);
   const reasons = deadLetters > 0 ? [`${deadLetters} webhook deliveries dead-lettered in the last hour (GET /api/partner/webhooks/dlq)`] : [];
   const { samples: _samples, ...percentiles } = latency.overall;
   return {

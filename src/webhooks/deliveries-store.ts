@@ -67,6 +67,14 @@ export function replayRows(q: Queryable, ids: number[]): Promise<ReplayRow[]> {
 
 const DEAD_SINCE = "d.partner = ? AND d.mode = ? AND d.status = 'dead_letter' AND d.updated_at >= ?";
 
+/** How many of the owner's deliveries were dead-lettered after `sinceIso` (the partner status's last hour). */
+export const deadLettersAfter = (q: Queryable, owner: Owner, sinceIso: string) =>
+  countOf(q, "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?", [
+    owner.partner,
+    owner.mode,
+    sinceIso,
+  ]);
+
 /** The owner's dead letters since `sinceIso`: the newest 200, their number, and counts by event type and by reason. */
 export async function deadLetterRows(q: Queryable, owner: Owner, sinceIso: string) {
   const p = [owner.partner, owner.mode, sinceIso];

@@ -52,7 +52,6 @@ const ALLOW_READS: ReadAllowance[] = [
     "the audit's inputs are the chain domain's snapshots, read in one consistent transaction",
   ),
   ...reads("chain/store/job-runs.ts", ["job_runs"], "chain freshness is the age and failures of its sync jobs"),
-  ...reads("partner/status-service.ts", ["webhook_deliveries"], "a partner's status counts its recent dead letters"),
   ...reads("status/store/read-models.ts", ["request_log"], "the request_errors check reads the recent error rate"),
   ...reads(
     "status/store/read-models.ts",
