@@ -28,17 +28,19 @@ export interface Cut {
 export function subsetOf(doc: OpenApiDocument, cut: Cut): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
   const tags = new Set<string>();
+  const schemes: string[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     const kept: Record<string, unknown> = {};
-    for (const [key, op] of Object.entries(item)) {
-      if (!METHODS.has(key) || !cut.keep(op as OperationView, path)) continue;
+    for (const [key, op] of Object.entries(item) as Array<[string, OperationView]>) {
+      if (!METHODS.has(key) || !cut.keep(op, path)) continue;
       kept[key] = op;
-      for (const t of (op as OperationView).tags ?? []) tags.add(t);
+      for (const t of op.tags ?? []) tags.add(t);
+      for (const s of op.security ?? []) schemes.push(...Object.keys(s).map((n) => `#/components/securitySchemes/${n}`));
     }
     if (Object.keys(kept).length) paths[path] = kept;
   }
   const all = doc.components as Record<string, Record<string, unknown> | undefined>;
-  const used = referencedComponents(paths, all);
+  const used = referencedComponents(paths, all).union(new Set(schemes));
   const pick = (kind: string) => Object.fromEntries(Object.entries(all[kind] ?? {}).filter(([name]) => used.has(`#/components/${kind}/${name}`)));
   return {
     ...doc,
@@ -49,7 +51,7 @@ export function subsetOf(doc: OpenApiDocument, cut: Cut): OpenApiDocument {
       schemas: pick("schemas"),
       responses: pick("responses"),
       headers: pick("headers"),
-      securitySchemes: schemesOf(paths, all.securitySchemes ?? {}),
+      securitySchemes: pick("securitySchemes"),
     },
   };
 }
@@ -64,11 +66,4 @@ export function transparencySubset(doc: OpenApiDocument): OpenApiDocument {
     },
     tags: SUBSET_TAGS,
   });
-}
-
-function schemesOf(paths: OpenApiDocument["paths"], all: Record<string, unknown>): Record<string, unknown> {
-  const names = new Set<string>();
-  for (const item of Object.values(paths))
-    for (const op of Object.values(item) as OperationView[]) for (const s of op.security ?? []) for (const n of Object.keys(s)) names.add(n);
-  return Object.fromEntries(Object.entries(all).filter(([name]) => names.has(name)));
 }
