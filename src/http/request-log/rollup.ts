@@ -58,6 +58,18 @@ const UPSERT_403 =
 
 const INSERT_403 = "INSERT INTO request_log_403_hourly (hour, route, partner_key_id, client_prefix, count) VALUES (?, ?, ?, ?, ?)";
 
+type Forbidden = [string, string, string, string, number];
+
+/** Adds `n` 403s to their request_log_403_hourly row in `into`: hour, route, partner key id ("" without one), client prefix, count. */
+function countForbidden(into: Map<string, Forbidden>, hour: string, route: string, keyId: string | null, ip: string | null, n: number): void {
+  const key = keyId ?? "";
+  const prefix = clientPrefix(ip);
+  const id = `${hour}\u0000${route}\u0000${key}\u0000${prefix}`;
+  const row = into.get(id);
+  if (row) row[4] += n;
+  else into.set(id, [hour, route, key, prefix, n]);
+}
+
 /**
  * A batch's rollup increments, `[hour, requests, forbidden]` and `[hour, route, key, prefix, count]`, aggregated in
  * memory, so a batch of 1,000 rows in one hour costs one upsert plus one per distinct 403 key — not one per row.
@@ -69,7 +81,7 @@ function rollupDelta(rows: readonly RollupRow[]) {
   let requests = 0;
   let forbidden = 0;
   const hours = new Map<string, [string, number, number]>();
-  let f403: Map<string, [string, string, string, string, number]> | null = null;
+  let f403: Map<string, Forbidden> | null = null;
   const closeHour = () => {
     if (requests === 0) return;
     const t = hours.get(hour);
@@ -89,13 +101,7 @@ function rollupDelta(rows: readonly RollupRow[]) {
     requests++;
     if (r.status !== 403) continue;
     forbidden++;
-    const key = r.partnerKeyId ?? "";
-    const prefix = clientPrefix(r.clientIp);
-    const id = `${h}\u0000${r.route}\u0000${key}\u0000${prefix}`;
-    f403 ??= new Map();
-    const e = f403.get(id);
-    if (e) e[4]++;
-    else f403.set(id, [h, r.route, key, prefix, 1]);
+    countForbidden((f403 ??= new Map()), h, r.route, r.partnerKeyId, r.clientIp, 1);
   }
   closeHour();
   return {
@@ -108,10 +114,7 @@ function rollupDelta(rows: readonly RollupRow[]) {
 export async function applyRollups(t: Queryable, rows: readonly RollupRow[]): Promise<void> {
   const d = rollupDelta(rows);
   // Sent together, in this order (one round trip on PostgreSQL; the locks are still taken in it).
-  await Promise.all([
-    ...d.hourly.map(([h, n, f]) => t.run(UPSERT_HOURLY, [h, n, f])),
-    ...d.forbidden.map(([h, route, key, prefix, n]) => t.run(UPSERT_403, [h, route, key, prefix, n])),
-  ]);
+  await Promise.all([...d.hourly.map((row) => t.run(UPSERT_HOURLY, row)), ...d.forbidden.map((row) => t.run(UPSERT_403, row))]);
 }
 
 /**
@@ -156,16 +159,9 @@ export function rebuildHour(store: Store, hour: string, parts: { rollups: boolea
       [from, to],
     );
     // Addresses fold into prefixes here (in TypeScript: IPv6 needs parsing), then each key is written once.
-    const folded = new Map<string, [string, string, string, number]>();
-    for (const g of groups) {
-      const key = g.key_id ?? "";
-      const prefix = clientPrefix(g.ip);
-      const id = `${g.route}\u0000${key}\u0000${prefix}`;
-      const e = folded.get(id);
-      if (e) e[3] += g.n;
-      else folded.set(id, [g.route, key, prefix, g.n]);
-    }
-    for (const [route, key, prefix, n] of folded.values()) await t.run(INSERT_403, [hour, route, key, prefix, n]);
+    const folded = new Map<string, Forbidden>();
+    for (const g of groups) countForbidden(folded, hour, g.route, g.key_id, g.ip, g.n);
+    for (const row of folded.values()) await t.run(INSERT_403, row);
     return totals.n;
   });
 }
