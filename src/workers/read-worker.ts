@@ -1,7 +1,8 @@
-import { Database, SQLiteError, type Statement } from "bun:sqlite";
+import { Database, SQLiteError } from "bun:sqlite";
 import { TASKS } from "./read-tasks";
 import { type ApartAnswer, CHECKPOINT, CLOSE } from "../db/apart";
 import type { Param, Queryable, RunResult } from "../db/port";
+import { Statements } from "../db/sqlite-statements";
 
 // The SQLite file's read worker (src/db/apart.ts): a read-only connection of its own, one task at a time. Listed as
 // an extra entrypoint in package.json's build so that the compiled binary carries it (src/worker-entry.ts).
@@ -10,10 +11,11 @@ declare const self: Worker;
 
 type Binding = string | number | boolean | null | Uint8Array;
 
+/** The read-only connection's statements, each prepared once; null until the first task. */
+let statements: Statements | null = null;
 let db: Database | null = null;
 /** The checkpointer's connection (read-write, used for nothing else): see checkpoint(). */
 let writer: Database | null = null;
-const statements = new Map<string, Statement>();
 
 /**
  * A PASSIVE checkpoint: copies what the WAL holds into the database file as far as no reader needs the older pages,
@@ -31,36 +33,26 @@ function checkpoint(path: string): { busy: number; log: number; checkpointed: nu
 
 function closeAll(): void {
   // Finalized first: close() (sqlite3_close_v2) leaves a connection with live statements open until they are collected.
-  for (const s of statements.values()) s.finalize();
-  statements.clear();
+  statements?.finalizeAll();
+  statements = null;
   db?.close();
   writer?.close();
   db = null;
   writer = null;
 }
 
-function opened(path: string): Database {
-  if (db) return db;
+function opened(path: string): void {
+  if (db) return;
   db = new Database(path, { readonly: true, strict: true });
   // A reader waits for a checkpoint's brief lock rather than fail; it never holds the writer up (WAL).
   db.exec("PRAGMA busy_timeout = 5000");
-  return db;
-}
-
-function statement(sql: string): Statement {
-  let s = statements.get(sql);
-  if (!s) {
-    s = db!.prepare(sql);
-    if (statements.size >= 200) statements.clear();
-    statements.set(sql, s);
-  }
-  return s;
+  statements = new Statements(db);
 }
 
 const reader: Queryable = {
   dialect: "sqlite",
-  all: async <T>(sql: string, params: readonly Param[] = []) => statement(sql).all(...(params as Binding[])) as T[],
-  get: async <T>(sql: string, params: readonly Param[] = []) => (statement(sql).get(...(params as Binding[])) as T | null) ?? null,
+  all: async <T>(sql: string, params: readonly Param[] = []) => statements!.of(sql).all(...(params as Binding[])) as T[],
+  get: async <T>(sql: string, params: readonly Param[] = []) => (statements!.of(sql).get(...(params as Binding[])) as T | null) ?? null,
   run: (): Promise<RunResult> => Promise.reject(new Error("a read task wrote: the read worker's connection is read-only")),
 };
 
