@@ -4,39 +4,6 @@ import { AppError } from "./errors/errors";
 import { requestIdFor } from "./request-id";
 import { CONTENT_TYPE_OPTIONS, NOSNIFF, STRICT_TRANSPORT, STRICT_TRANSPORT_SECURITY } from "./security-headers";
 
-/** What Herald knows about one request while it runs; keyed by the Request object, dropped with it. */
-export interface RequestState {
-  readonly id: string;
-  readonly startedNs: number;
-  /** The client address (`clientIp`), read when first asked for. */
-  readonly ip: string;
-  /**
-   * The client address if something has read it (a rate limit, an allow-list, a session, a refusal), else null:
-   * what the request-log row records, so that a request nothing needed the address for costs no read of it.
-   */
-  readonly knownIp: string | null;
-  /** Exact request body bytes, kept for signature verification. */
-  rawBody: Uint8Array | null;
-  partnerKeyId: string | null;
-  status: number | null;
-  errorCode: string | null;
-  headers: Record<string, string>;
-  /**
-   * A malformed JSON body is reported after authentication, not before: a request with a bad signature gets 401
-   * whatever its body looks like, so the body is never parsed into an answer for an unauthenticated caller.
-   */
-  parseError: AppError | null;
-  /** What the partner guard proved about this request (src/auth/partner-plugin.ts); null before or without it. */
-  partner: object | null;
-  /** Set when the log row and metrics count are taken: a route run again (ResumeLater) must not take them twice. */
-  finished: boolean;
-  /**
-   * Set by a console page for a browser (src/auth/session-plugin.ts, a `RefusingPage`): a query parameter the page
-   * refuses (400 invalid_query) is answered with the page again, the message on top, instead of the JSON envelope.
-   */
-  pageRefusal: ((error: AppError) => Promise<Response>) | null;
-}
-
 // A wrapper, not `extends WeakMap`: the subclass cost bench credit ~5 % (8,738 against 9,210 credits/s, mean of 4–5 runs).
 export class RequestStates {
   private readonly map = new WeakMap<Request, RequestState>();
@@ -59,21 +26,33 @@ export function clientIp(ctx: AppContext, request: Request, server: Server<unkno
 }
 
 /**
- * A request's state as it arrives; its client address is read only when first asked for: Bun's `server.requestIP`
- * asks the kernel each time, 3–8 µs of CPU against 19 µs for a whole raw Bun.serve JSON answer (bench/README.md
- * "http"). Every refusal reads it while the connection is certainly open (the 403 digest groups refusals by prefix).
+ * What Herald knows about one request while it runs; keyed by the Request object, dropped with it. Its client address
+ * is read only when first asked for: Bun's `server.requestIP` asks the kernel each time, 3–8 µs of CPU against 19 µs
+ * for a whole raw Bun.serve JSON answer (bench/README.md "http"). Every refusal reads it while the connection is
+ * certainly open (the 403 digest groups refusals by prefix).
  */
-class Incoming implements RequestState {
+export class RequestState {
   readonly id: string;
   readonly startedNs = Bun.nanoseconds();
+  /** Exact request body bytes, kept for signature verification. */
   rawBody: Uint8Array | null = null;
   partnerKeyId: string | null = null;
   status: number | null = null;
   errorCode: string | null = null;
   headers: Record<string, string>;
+  /**
+   * A malformed JSON body is reported after authentication, not before: a request with a bad signature gets 401
+   * whatever its body looks like, so the body is never parsed into an answer for an unauthenticated caller.
+   */
   parseError: AppError | null = null;
+  /** What the partner guard proved about this request (src/auth/partner-plugin.ts); null before or without it. */
   partner: object | null = null;
+  /** Set when the log row and metrics count are taken: a route run again (ResumeLater) must not take them twice. */
   finished = false;
+  /**
+   * Set by a console page for a browser (src/auth/session-plugin.ts, a `RefusingPage`): a query parameter the page
+   * refuses (400 invalid_query) is answered with the page again, the message on top, instead of the JSON envelope.
+   */
   pageRefusal: ((error: AppError) => Promise<Response>) | null = null;
   private address: string | null = null;
 
@@ -87,18 +66,23 @@ class Incoming implements RequestState {
     this.headers = ctx.config.isProduction ? { [STRICT_TRANSPORT]: STRICT_TRANSPORT_SECURITY } : {};
   }
 
+  /** The client address (`clientIp`), read when first asked for. */
   get ip(): string {
     this.address ??= clientIp(this.ctx, this.request, this.server);
     return this.address;
   }
 
+  /**
+   * The client address if something has read it (a rate limit, an allow-list, a session, a refusal), else null:
+   * what the request-log row records, so that a request nothing needed the address for costs no read of it.
+   */
   get knownIp(): string | null {
     return this.address;
   }
 }
 
 export function newRequestState(ctx: AppContext, request: Request, server: Server<unknown> | null): RequestState {
-  return new Incoming(ctx, request, server);
+  return new RequestState(ctx, request, server);
 }
 
 /**
