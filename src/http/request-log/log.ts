@@ -6,26 +6,12 @@ import { errorFields, isoTimes, type Logger } from "../../log";
 import { RollupCatchUp } from "./catchup";
 import { applyRollups } from "./rollup";
 import { applySummaries } from "./summary";
-import type { requestLogKeys } from "./tables";
+import type { RequestLogEntry, requestLogKeys, TimedEntry } from "./tables";
+
+export type { RequestLogEntry } from "./tables";
 
 /** A rollup catch-up step that met a database outage is tried again after this long. */
 const CATCH_UP_RETRY_MS = 5_000;
-
-export interface RequestLogEntry {
-  /**
-   * When the answer was made: ISO text, or milliseconds since 1970 (the HTTP core's, no Date or string made on the
-   * request's path), turned into ISO text when the batch is written.
-   */
-  at: string | number;
-  method: string;
-  route: string;
-  status: number;
-  latencyUs: number;
-  partnerKeyId: string | null;
-  clientIp: string | null;
-  requestId: string;
-  errorCode: string | null;
-}
 
 /** SQL for a key id's request_log_keys.ref (one `?`); NULL, which matches no row, for a key never logged. */
 export const KEY_REF = "SELECT ref FROM request_log_keys WHERE key_id = ?";
@@ -192,9 +178,6 @@ export class RequestLog {
     }
   }
 }
-
-/** An entry whose time is ISO text, as request_log.at holds it. */
-type TimedEntry = RequestLogEntry & { at: string };
 
 /**
  * The batch with every time as ISO text, in place. Requests answered in the same millisecond share one string: at

@@ -2,6 +2,7 @@ import type { Queryable, Store } from "../../db/port";
 import ipaddr from "ipaddr.js";
 import { compareText, hourOf, hourStartIso, nextHour } from "./hours";
 import { rebuildSummaryHour } from "./summary";
+import type { TimedEntry } from "./tables";
 
 /**
  * Hourly rollups of request_log (tables.ts): request_log_hourly (requests and 403s per UTC
@@ -42,13 +43,7 @@ export function clientPrefix(ip: string | null): string {
 }
 
 /** A row as the flush sees it: enough to roll it up. */
-export interface RollupRow {
-  at: string;
-  route: string;
-  status: number;
-  partnerKeyId: string | null;
-  clientIp: string | null;
-}
+type RollupRow = Pick<TimedEntry, "at" | "route" | "status" | "partnerKeyId" | "clientIp">;
 
 // Qualified column names on the right: PostgreSQL finds a bare `requests` ambiguous between the row and `excluded`.
 const UPSERT_HOURLY =

@@ -1,6 +1,7 @@
 import type { Param, Queryable, Store } from "../../db/port";
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf } from "./histogram";
 import { compareText, hourOf, hourStartIso, nextHour } from "./hours";
+import type { TimedEntry } from "./tables";
 
 // The request log's hourly summaries (request_summary_hourly, tables.ts): per UTC hour, partner key and route
 // template, the requests by outcome and a latency histogram (histogram.ts). The flush adds each batch to them in the
@@ -12,12 +13,7 @@ import { compareText, hourOf, hourStartIso, nextHour } from "./hours";
 export const ALL_KEYS = 0;
 
 /** A request as the summaries count it. */
-export interface SummaryRow {
-  at: string;
-  route: string;
-  status: number;
-  latencyUs: number;
-}
+type SummaryRow = Pick<TimedEntry, "at" | "route" | "status" | "latencyUs">;
 
 /** One summary row's increments. */
 interface Cell {

@@ -103,3 +103,23 @@ export const requestSummaryDaily = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.keyRef, t.day, t.route] }), index("request_summary_daily_day_idx").on(t.day)],
 );
+
+/** What the HTTP core records of each request, written to request_log in batches (log.ts). */
+export interface RequestLogEntry {
+  /**
+   * When the answer was made: ISO text, or milliseconds since 1970 (the HTTP core's, no Date or string made on the
+   * request's path), turned into ISO text when the batch is written.
+   */
+  at: string | number;
+  method: string;
+  route: string;
+  status: number;
+  latencyUs: number;
+  partnerKeyId: string | null;
+  clientIp: string | null;
+  requestId: string;
+  errorCode: string | null;
+}
+
+/** An entry whose time is ISO text, as request_log.at holds it. */
+export type TimedEntry = RequestLogEntry & { at: string };
