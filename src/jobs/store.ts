@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../db/batched-delete";
-import type { Queryable, Store } from "../db/port";
+import { insertedId, placeholders, type Queryable, type Store } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { jobRuns } from "./tables";
 
@@ -25,10 +25,9 @@ export interface RunEnd {
 }
 
 /** A run begins: its row, unfinished (ok NULL) until finishRun. */
-export async function insertRun(db: Queryable, r: RunStart): Promise<number> {
+export function insertRun(db: Queryable, r: RunStart): Promise<number> {
   const params = [r.name, r.startedAt, r.trigger, r.instanceId];
-  const row = await db.get<Pick<RunRow, "id">>("INSERT INTO job_runs (name, started_at, trigger, instance_id) VALUES (?, ?, ?, ?) RETURNING id", params);
-  return row!.id;
+  return insertedId(db, "INSERT INTO job_runs (name, started_at, trigger, instance_id) VALUES (?, ?, ?, ?) RETURNING id", params);
 }
 
 export async function finishRun(db: Queryable, id: number, e: RunEnd): Promise<void> {
@@ -51,13 +50,13 @@ export async function closeAbandonedRuns(db: Queryable, name: string, me: string
 }
 
 /** A quiet job's run that did work (or failed), recorded whole once it is over: one statement. */
-export async function insertFinishedRun(db: Queryable, r: RunStart, e: RunEnd): Promise<number> {
-  const row = await db.get<Pick<RunRow, "id">>(
+export function insertFinishedRun(db: Queryable, r: RunStart, e: RunEnd): Promise<number> {
+  return insertedId(
+    db,
     `INSERT INTO job_runs (name, started_at, trigger, instance_id, finished_at, ok, error, duration_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
     [r.name, r.startedAt, r.trigger, r.instanceId, e.finishedAt, e.ok ? 1 : 0, e.error, e.durationMs],
   );
-  return row!.id;
 }
 
 /** Subqueries per statement: far below SQLite's compound-select limit (500). */
@@ -88,7 +87,7 @@ export async function latestRuns(db: Queryable, names: readonly string[], which:
 /** How each of these runs was started; ids without a row (pruned) are absent. */
 export async function triggersOf(db: Queryable, ids: readonly number[]): Promise<Map<number, Trigger>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.all<Pick<RunRow, "id" | "trigger">>(`SELECT id, trigger FROM job_runs WHERE id IN (${ids.map(() => "?").join(", ")})`, ids);
+  const rows = await db.all<Pick<RunRow, "id" | "trigger">>(`SELECT id, trigger FROM job_runs WHERE id IN (${placeholders(ids.length)})`, ids);
   return new Map(rows.map((r) => [r.id, r.trigger as Trigger]));
 }
 
