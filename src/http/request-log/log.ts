@@ -1,6 +1,6 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
 import { BufferedWriter } from "../../db/buffered-writer";
-import { type Param, type Queryable, type Store, StoreUnavailable } from "../../db/port";
+import { type Param, placeholders, type Queryable, type Store, StoreUnavailable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import { errorFields, isoTimes, type Logger } from "../../log";
 import { RollupCatchUp } from "./catchup";
@@ -168,10 +168,9 @@ export class RequestLog {
     const keys = [...fresh].sort();
     for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
       const chunk = keys.slice(i, i + KEYS_PER_STATEMENT);
-      const marks = chunk.map(() => "?").join(", ");
       await t.run(`INSERT INTO request_log_keys (key_id) VALUES ${chunk.map(() => "(?)").join(", ")} ON CONFLICT (key_id) DO NOTHING`, chunk);
       const found = await t.all<Pick<RowOf<typeof requestLogKeys>, "ref" | "key_id">>(
-        `SELECT ref, key_id FROM request_log_keys WHERE key_id IN (${marks})`,
+        `SELECT ref, key_id FROM request_log_keys WHERE key_id IN (${placeholders(chunk.length)})`,
         chunk,
       );
       for (const f of found) learnt.set(f.key_id, f.ref);

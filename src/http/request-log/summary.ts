@@ -1,4 +1,4 @@
-import type { Param, Queryable, Store } from "../../db/port";
+import { type Param, placeholders, type Queryable, type Store } from "../../db/port";
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf } from "./histogram";
 import { compareText, hourOf, hourStartIso, nextHour } from "./hours";
 import type { TimedEntry } from "./tables";
@@ -30,7 +30,7 @@ interface Cell {
 /** The counted columns, after the key (key_ref, hour or day, route). */
 const COUNTS = ["requests", "client_errors", "server_errors", "rate_limited", ...BUCKET_COLUMNS];
 const upsert = (table: string, period: "hour" | "day") =>
-  `INSERT INTO ${table} (key_ref, ${period}, route, ${COUNTS.join(", ")}) VALUES (${["?", "?", "?", ...COUNTS.map(() => "?")].join(", ")})
+  `INSERT INTO ${table} (key_ref, ${period}, route, ${COUNTS.join(", ")}) VALUES (${placeholders(3 + COUNTS.length)})
   ON CONFLICT (key_ref, ${period}, route) DO UPDATE SET ${COUNTS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(", ")}`;
 const UPSERT = upsert("request_summary_hourly", "hour");
 const UPSERT_DAY = upsert("request_summary_daily", "day");
