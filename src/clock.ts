@@ -17,6 +17,16 @@ export const cryptoRng: Rng = { bytes: (n) => crypto.getRandomValues(new Uint8Ar
 /** Milliseconds since 1970 by `clock`, without a Date for the system clock (for the hottest paths). */
 export const epochMs = (clock: Clock): number => (clock === systemClock ? Date.now() : clock.now().getTime());
 
+/** `work`, or the error `expired` makes if `ms` pass first; the work itself goes on (its own deadlines end it). */
+export async function within<T>(work: Promise<T>, ms: number, expired: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(expired()), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const CALENDAR_FIELDS = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?/;
 
 /**

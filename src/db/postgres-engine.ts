@@ -1,4 +1,5 @@
 import { SQL } from "bun";
+import { within } from "../clock";
 import { StoreHealth } from "./health";
 import { type ApartTask, type Param, type Queryable, type RunResult, type Store, StoreUnavailable, type TxOptions } from "./port";
 
@@ -232,15 +233,9 @@ export class PostgresStore implements Store {
       while (this.unreachableSince !== null && !this.closed) {
         const sql = this.makeProbeSql();
         // Not only an answer: a server that answers but takes no writes (read-only, a standby) keeps the gate closed.
-        const q = sql.unsafe(WRITABLE_CHECK) as unknown as Cancellable;
-        let timer: ReturnType<typeof setTimeout> | undefined;
+        const q = sql.unsafe(WRITABLE_CHECK) as unknown as Promise<Array<{ recovering?: unknown; read_only?: unknown }>>;
         try {
-          const rows = (await Promise.race([
-            q,
-            new Promise<never>((_, reject) => {
-              timer = setTimeout(() => reject(deadlineError("a probe", this.queryTimeoutMs, "DATABASE_QUERY_TIMEOUT_MS")), this.queryTimeoutMs);
-            }),
-          ])) as unknown as Array<{ recovering?: unknown; read_only?: unknown }>;
+          const rows = await within(q, this.queryTimeoutMs, () => deadlineError("a probe", this.queryTimeoutMs, "DATABASE_QUERY_TIMEOUT_MS"));
           const why = notWritable(rows[0]);
           if (why) throw new StoreUnavailable(why);
           this.unreachableSince = null;
@@ -250,7 +245,6 @@ export class PostgresStore implements Store {
           this.health.failed(this.unreachableReason);
           await Bun.sleep(PROBE_PAUSE_MS);
         } finally {
-          clearTimeout(timer);
           sql.close({ timeout: 0 }).catch(() => {});
         }
       }

@@ -1,3 +1,4 @@
+import { within } from "../clock";
 import type { AppContext } from "../context";
 import { migrationStatusOn } from "../db/migrate";
 import type { Dialect } from "../db/port";
@@ -29,7 +30,7 @@ const takesWrites = (ctx: AppContext) => ctx.store.tx(async () => {});
  * memory has no other connection: its empty transaction, under the same deadline.
  */
 async function sqliteWriteCheck(ctx: AppContext, ms: number): Promise<void> {
-  if (ctx.config.dbPath === ":memory:") await within(takesWrites(ctx), ms, "write check");
+  if (ctx.config.dbPath === ":memory:") await answered(takesWrites(ctx), ms, "write check");
   else sqliteTakesWriteLock(ctx.config.dbPath, ms);
 }
 
@@ -37,19 +38,8 @@ async function sqliteWriteCheck(ctx: AppContext, ms: number): Promise<void> {
 const READINESS_DATABASE_MS = 700;
 
 /** `work`, or an error naming what did not answer within `ms` (the work itself is bounded by the store's deadlines). */
-async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the database did not answer the ${what} within ${Math.round(ms)} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const answered = <T>(work: Promise<T>, ms: number, what: string): Promise<T> =>
+  within(work, ms, () => new Error(`the database did not answer the ${what} within ${Math.round(ms)} ms`));
 
 /** What is left of a deadline (`performance.now()` based), at least 1 ms: a check that starts late fails at once. */
 const left = (deadline: number) => Math.max(1, deadline - performance.now());
@@ -79,7 +69,7 @@ async function checkDatabase(ctx: AppContext): Promise<Record<"database" | "migr
   const deadline = performance.now() + READINESS_DATABASE_MS;
   let database: ReadinessCheck;
   try {
-    await within(ctx.store.ping({ timeoutMs: READINESS_DATABASE_MS }), READINESS_DATABASE_MS, "ping");
+    await answered(ctx.store.ping({ timeoutMs: READINESS_DATABASE_MS }), READINESS_DATABASE_MS, "ping");
     if (engine === "sqlite") await sqliteWriteCheck(ctx, left(deadline));
     database = { ok: true, detail: engine === "sqlite" ? "writable" : "answers; a primary, not in recovery" };
   } catch (err) {
@@ -88,7 +78,7 @@ async function checkDatabase(ctx: AppContext): Promise<Record<"database" | "migr
   // Asking a database that did not answer again would only wait out a second timeout.
   if (!database.ok) return { database, migrations: { ok: false, detail: "not read: the database is not available" } };
   try {
-    const m = await within(migrationStatusOn(ctx.store), left(deadline), "migrations read");
+    const m = await answered(migrationStatusOn(ctx.store), left(deadline), "migrations read");
     return { database, migrations: { ok: m.current, detail: `${m.applied}/${m.total} applied` } };
   } catch (err) {
     return { database, migrations: { ok: false, detail: `not read: ${(err as Error).message}` } };
