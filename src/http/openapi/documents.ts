@@ -96,11 +96,6 @@ export class OpenApiDocuments {
     return (await this.document("audiences")).audiences[slug];
   }
 
-  /** The reference's page, /api/docs (it lists every operation), from the worker's build when one runs. */
-  async referencePage(): Promise<Representation> {
-    return (await this.document("audiences")).page;
-  }
-
   /**
    * Starts building the documents in a worker over the same configuration (the worker builds the same app over an
    * in-memory database), once; nothing if they were built here already. A worker that fails, or does not answer

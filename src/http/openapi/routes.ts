@@ -231,5 +231,5 @@ export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
       detail: raw(`OpenAPI 3.1 document of one audience of the reference at /api/docs: ${a.title} (JSON); ETag and 304 on If-None-Match`, "application/json"),
     });
   }
-  return app.use(docsUiRoutes(() => docs.referencePage()));
+  return app.use(docsUiRoutes(async () => (await docs.document("audiences")).page));
 }
