@@ -44,32 +44,20 @@ export function bucketValueUs(i: number): number {
 }
 
 /**
- * The p-th percentile (nearest rank: the sample at rank ceil(p/100 × n)) of the latencies counted in `counts`,
- * as the value of the bucket that holds that sample; null when nothing was counted.
+ * samples, p50, p95 and p99 in ms (3 decimals) of one histogram, as latency answers carry them. A percentile is the
+ * nearest rank (the sample at rank ceil(p/100 × n)), as the value of the bucket that holds that sample; null when
+ * nothing was counted.
  */
-export function percentileUs(counts: ArrayLike<number>, p: number): number | null {
-  let n = 0;
-  for (let i = 0; i < counts.length; i++) n += counts[i]!;
-  if (n === 0) return null;
-  const rank = Math.max(1, Math.ceil((p * n) / 100));
-  let seen = 0;
-  for (let i = 0; i < counts.length; i++) {
-    seen += counts[i]!;
-    if (seen >= rank) return bucketValueUs(i);
-  }
-  return bucketValueUs(counts.length - 1);
-}
-
-/** Milliseconds with 3 decimals, as the latency answers give them. */
-const msOf = (us: number) => Math.round(us) / 1000;
-
-/** samples, p50, p95 and p99 in ms of one histogram, as latency answers carry them. */
 export function histogramPercentilesMs(counts: ArrayLike<number>) {
   let samples = 0;
   for (let i = 0; i < counts.length; i++) samples += counts[i]!;
   const at = (p: number) => {
-    const us = percentileUs(counts, p);
-    return us === null ? null : msOf(us);
+    if (samples === 0) return null;
+    const rank = Math.max(1, Math.ceil((p * samples) / 100));
+    let seen = 0;
+    let i = 0;
+    while ((seen += counts[i]!) < rank && i < counts.length - 1) i++;
+    return Math.round(bucketValueUs(i)) / 1000;
   };
   return { samples, p50_ms: at(50), p95_ms: at(95), p99_ms: at(99) };
 }
