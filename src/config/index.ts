@@ -125,15 +125,12 @@ export function loadConfig(env: Env = process.env): Config {
     isProduction: declared.nodeEnv === "production",
     database: Object.freeze({ engine: declared.database.url ? ("postgres" as const) : ("sqlite" as const), ...declared.database }),
     described: Object.freeze(describeConfig(env)),
-    retired: Object.freeze(retiredVarsSet(env)),
+    retired: Object.freeze(
+      Object.entries(RETIRED_VARS)
+        .filter(([name]) => env[name] !== undefined)
+        .map(([name, note]) => ({ name, note })),
+    ),
   });
-}
-
-/** The retired variables this environment still sets, each with what to do instead (src/config/vars-instances.ts RETIRED_VARS). */
-export function retiredVarsSet(env: Env = process.env): Array<{ name: string; note: string }> {
-  return Object.entries(RETIRED_VARS)
-    .filter(([name]) => env[name] !== undefined)
-    .map(([name, note]) => ({ name, note }));
 }
 
 /** The effective configuration by variable name, secrets masked: what `herald config` prints. */

@@ -42,11 +42,9 @@ export interface PagePolicy {
   readonly framedBy?: readonly string[];
 }
 
-/** The CSP source of an inline script: its SHA-256, so that exact script runs and no injected one does. */
-export const inlineScriptSource = (script: string) => `'sha256-${createHash("sha256").update(script).digest("base64")}'`;
-
-/** The CSP sources of every inline `<script>` of a page Herald wrote (those with a src are covered by `'self'`). */
-export const inlineScriptSources = (html: string): string[] => [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => inlineScriptSource(m[1]!));
+/** The CSP sources of a page's inline `<script>`s (one with a src is `'self'`'s): each its SHA-256, so no injected script runs. */
+export const inlineScriptSources = (html: string): string[] =>
+  [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash("sha256").update(m[1]!).digest("base64")}'`);
 
 /** The Content-Security-Policy of a page under `policy`. */
 export function contentSecurityPolicy(policy: PagePolicy): string {
