@@ -20,8 +20,6 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-const unsetIfEmpty = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
-
 /** The chain variables' cross-checks: list entries are checked one by one, and a mint needs somewhere to ask. */
 function chainProblems(values: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -43,7 +41,7 @@ function chainProblems(values: Record<string, unknown>): string[] {
     // The URL may carry an API key: name its position, never its text.
     if (!["http:", "https:"].includes(URL.parse(u)?.protocol ?? "")) problems.push(`SOLANA_RPC_URLS entry ${i + 1} is not an absolute http(s) URL`);
   });
-  if (unsetIfEmpty(values.TOKEN_MINT) && urls.length === 0) {
+  if (values.TOKEN_MINT && urls.length === 0) {
     problems.push("TOKEN_MINT is set but SOLANA_RPC_URLS is empty: give at least one Solana JSON-RPC URL (e.g. http://127.0.0.1:8899 from `herald dev-rpc`)");
   }
   return problems;

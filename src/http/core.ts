@@ -44,7 +44,6 @@ const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 /** The `route` label of requests the public per-IP limit refused, before any route was matched. */
 const PUBLIC_LIMIT_ROUTE = "(public rate limit)";
 const isProbe = (route: ScopedRoute) => PROBE_ROUTES.has(route.path);
-const notProbe = (route: ScopedRoute) => !isProbe(route);
 
 /**
  * The routes whose requests can carry a body. A parse hook compiles a route async even on GET (pinned elysia 1.4.30),
@@ -221,7 +220,7 @@ export function httpCore(ctx: AppContext, states: RequestStates, routes: RouteIn
     synchronousHook(function requestAnswered({ request, route, response, set }: AnswerContext) {
       answered(request, route, statusOf(response, set));
     }),
-    notProbe,
+    (route) => !isProbe(route),
   );
 
   const core = new Elysia({ name: "herald:http-core" })
