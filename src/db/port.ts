@@ -200,6 +200,11 @@ export async function countOf(q: Queryable, sql: string, params?: readonly Param
   return (await q.get<{ n: number }>(sql, params))?.n ?? 0;
 }
 
+/** Whether the statement changed a row: the claim an INSERT … ON CONFLICT DO NOTHING or a guarded UPDATE made. */
+export async function changed(q: Queryable, sql: string, params?: readonly Param[]): Promise<boolean> {
+  return (await q.run(sql, params)).changes > 0;
+}
+
 /** The `id` an INSERT … RETURNING id gave its new row. */
 export async function insertedId(q: Queryable, sql: string, params?: readonly Param[]): Promise<number> {
   return (await q.get<{ id: number }>(sql, params))!.id;

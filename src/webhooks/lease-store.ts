@@ -1,5 +1,5 @@
 import { inOrder } from "../db/in-order";
-import { type Dialect, type Param, placeholders, type Queryable } from "../db/port";
+import { changed, type Dialect, type Param, placeholders, type Queryable } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { events, webhookAttempts, webhookDeliveries, webhooks } from "./tables";
 
@@ -212,7 +212,7 @@ export async function takeDeliveries(
 
 /** Extends a lease still held (guarded by its token); false when another dispatcher owns the delivery now. */
 export async function renewLease(q: Queryable, id: number, token: string, untilIso: string): Promise<boolean> {
-  return (await q.run("UPDATE webhook_deliveries SET lease_until = ? WHERE id = ? AND lease_token = ?", [untilIso, id, token])).changes > 0;
+  return changed(q, "UPDATE webhook_deliveries SET lease_until = ? WHERE id = ? AND lease_token = ?", [untilIso, id, token]);
 }
 
 export interface AttemptOutcome {

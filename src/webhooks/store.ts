@@ -1,6 +1,6 @@
 import { type BatchBound, DEFAULT_MAX_MS, repeatBatches } from "../db/batched-delete";
 import { inOrder } from "../db/in-order";
-import { countOf, type Dialect, insertedId, type Param, type Queryable, type Store, Where } from "../db/port";
+import { changed, countOf, type Dialect, insertedId, type Param, type Queryable, type Store, Where } from "../db/port";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
 import type { webhooks } from "./tables";
@@ -252,6 +252,5 @@ export const markFailing = (q: Queryable, webhookId: number, nowIso: string) =>
 
 /** Disables an active webhook; true when this call did (so its webhook.disabled event is emitted once). */
 export async function disableWebhook(q: Queryable, webhookId: number, reason: string, nowIso: string): Promise<boolean> {
-  const r = await q.run("UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1", [reason, nowIso, webhookId]);
-  return r.changes > 0;
+  return changed(q, "UPDATE webhooks SET is_active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND is_active = 1", [reason, nowIso, webhookId]);
 }

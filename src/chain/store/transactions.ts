@@ -1,4 +1,4 @@
-import { countOf, type Queryable } from "../../db/port";
+import { changed, countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { chainSyncCursors, chainTransactions } from "../tables";
 
@@ -28,12 +28,12 @@ export async function isStored(q: Queryable, signature: string): Promise<boolean
 
 /** Stores a transaction unless its signature is stored already; true when this call stored it. */
 export async function insertTransaction(q: Queryable, r: TransactionRow): Promise<boolean> {
-  const { changes } = await q.run(
+  return changed(
+    q,
     `INSERT INTO chain_transactions (signature, mint, slot, block_time, status, token_delta_raw, lp_delta_raw, amount_moved_raw, found_via, sync_run_id, synced_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (signature) DO NOTHING`,
     [r.signature, r.mint, r.slot, r.block_time, r.status, r.token_delta_raw, r.lp_delta_raw, r.amount_moved_raw, r.found_via, r.sync_run_id, r.synced_at],
   );
-  return changes > 0;
 }
 
 /**

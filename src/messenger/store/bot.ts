@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import { countOf, type Dialect, type Param, type Queryable, type Store } from "../../db/port";
+import { changed, countOf, type Dialect, type Param, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerBotOutbox, messengerUpdates } from "../tables";
 
@@ -12,11 +12,11 @@ export type OutboxRow = Omit<RowOf<typeof messengerBotOutbox>, "status"> & { sta
 
 /** True when this transaction claimed the update (false: seen before, here or on another instance). */
 export async function claimUpdate(t: Queryable, u: UpdateRow): Promise<boolean> {
-  const r = await t.run(
+  return changed(
+    t,
     "INSERT INTO messenger_updates (update_id, kind, chat_id, command, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (update_id) DO NOTHING",
     [u.update_id, u.kind, u.chat_id, u.command, u.received_at],
   );
-  return r.changes > 0;
 }
 
 export async function queueCall(t: Queryable, c: Pick<OutboxRow, "update_id" | "chat_id" | "method" | "payload" | "created_at">): Promise<void> {
@@ -60,7 +60,7 @@ export const recordRetry = (t: Queryable, id: number, leaseUntil: string, attemp
   underLease(t, id, leaseUntil, "attempts = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?", [attempts, nextIso, error]);
 
 async function underLease(t: Queryable, id: number, leaseUntil: string, set: string, params: Param[]): Promise<boolean> {
-  return (await t.run(`UPDATE messenger_bot_outbox SET ${set} WHERE id = ? AND lease_until = ?`, [...params, id, leaseUntil])).changes > 0;
+  return changed(t, `UPDATE messenger_bot_outbox SET ${set} WHERE id = ? AND lease_until = ?`, [...params, id, leaseUntil]);
 }
 
 export async function outboxBacklog(q: Queryable): Promise<{ pending: number; dead: number; oldest_pending_at: string | null }> {

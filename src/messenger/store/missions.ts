@@ -1,4 +1,4 @@
-import { countOf, type Dialect, type Queryable, type Statement } from "../../db/port";
+import { changed, countOf, type Dialect, type Queryable, type Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerMissionEnrollments, messengerMissionEvents, messengerMissions } from "../tables";
 
@@ -93,11 +93,11 @@ export const enrollmentsWithMissions = (q: Queryable, telegramUserId: number, li
 
 /** True when this call enrolled the player (false: already enrolled). */
 export async function insertEnrollment(t: Queryable, telegramUserId: number, key: string, at: string): Promise<boolean> {
-  const r = await t.run(
+  return changed(
+    t,
     "INSERT INTO messenger_mission_enrollments (telegram_user_id, mission_key, progress, enrolled_at) VALUES (?, ?, 0, ?) ON CONFLICT (telegram_user_id, mission_key) DO NOTHING",
     [telegramUserId, key, at],
   );
-  return r.changes > 0;
 }
 
 export const enrollmentOf = (q: Queryable, telegramUserId: number, key: string) =>

@@ -1,4 +1,4 @@
-import { countOf, type Queryable, type Statement } from "../../db/port";
+import { changed, countOf, type Queryable, type Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerPlayers } from "../tables";
 
@@ -125,8 +125,7 @@ export async function setLink(t: Queryable, telegramUserId: number, userId: numb
 
 /** Who invited the player: set once (true), never over an earlier inviter (false). */
 export async function setReferrer(t: Queryable, telegramUserId: number, referrer: number): Promise<boolean> {
-  const r = await t.run("UPDATE messenger_players SET referred_by = ? WHERE telegram_user_id = ? AND referred_by IS NULL", [referrer, telegramUserId]);
-  return r.changes > 0;
+  return changed(t, "UPDATE messenger_players SET referred_by = ? WHERE telegram_user_id = ? AND referred_by IS NULL", [referrer, telegramUserId]);
 }
 
 /** The leaderboard's top: an index walk of messenger_players_points_idx. */

@@ -1,4 +1,4 @@
-import { countOf, type Queryable } from "../../db/port";
+import { changed, countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerPromoClaims, messengerPromos, messengerSalutesRewards } from "../tables";
 
@@ -51,16 +51,16 @@ export const promosPage = (
 
 /** The player's claim of a code: true when made now, false when the player had claimed it before. */
 export async function insertClaim(t: Queryable, c: ClaimRow): Promise<boolean> {
-  const r = await t.run(
+  return changed(
+    t,
     "INSERT INTO messenger_promo_claims (code, telegram_user_id, claimed_at) VALUES (?, ?, ?) ON CONFLICT (code, telegram_user_id) DO NOTHING",
     [c.code, c.telegram_user_id, c.claimed_at],
   );
-  return r.changes > 0;
 }
 
 /** Counts a claim against the cap, in the statement that checks it: false when the cap is reached. */
 export async function countClaim(t: Queryable, code: string): Promise<boolean> {
-  return (await t.run("UPDATE messenger_promos SET claims = claims + 1 WHERE code = ? AND claims < max_claims", [code])).changes > 0;
+  return changed(t, "UPDATE messenger_promos SET claims = claims + 1 WHERE code = ? AND claims < max_claims", [code]);
 }
 
 export const countClaimsOf = (q: Queryable, telegramUserId: number) =>
@@ -70,12 +70,12 @@ type RewardKey = { partner: string; partnerUserId: number; rewardKey: string };
 
 /** Claims a reward's salutes for a partner user: true when this call claimed it (false: paid before). */
 export async function claimSalutesReward(t: Queryable, r: RewardKey & { telegramUserId: number; amount: string; at: string }): Promise<boolean> {
-  const done = await t.run(
+  return changed(
+    t,
     `INSERT INTO messenger_salutes_rewards (partner, partner_user_id, reward_key, telegram_user_id, amount, paid_at)
      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (partner, partner_user_id, reward_key) DO NOTHING`,
     [r.partner, r.partnerUserId, r.rewardKey, r.telegramUserId, r.amount, r.at],
   );
-  return done.changes > 0;
 }
 
 export async function setSalutesRewardEntry(t: Queryable, r: RewardKey, entryId: SalutesRewardRow["salutes_ledger_entry_id"]): Promise<void> {

@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import type { Queryable, Store } from "../../db/port";
+import { changed, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerWalletChallenges, messengerWallets } from "../tables";
 
@@ -24,7 +24,7 @@ export const challengeOf = (q: Queryable, nonce: string, telegramUserId: number)
 
 /** Consumes the nonce: false when another request consumed it first. */
 export async function consumeChallenge(t: Queryable, nonce: string, at: string): Promise<boolean> {
-  return (await t.run("UPDATE messenger_wallet_challenges SET consumed_at = ? WHERE nonce = ? AND consumed_at IS NULL", [at, nonce])).changes > 0;
+  return changed(t, "UPDATE messenger_wallet_challenges SET consumed_at = ? WHERE nonce = ? AND consumed_at IS NULL", [at, nonce]);
 }
 
 /** Records the proven wallet; true when it is new to this player (proving it again only refreshes verified_at). */

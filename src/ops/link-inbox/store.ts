@@ -1,4 +1,4 @@
-import type { Dialect, Queryable } from "../../db/port";
+import { changed, type Dialect, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsLinkEvents, opsLinkOutbox } from "../tables";
 
@@ -64,11 +64,11 @@ export interface AttemptRecord {
 
 /** The message's outcome, only while this sender still holds its lease; false when the lease was lost. */
 export async function settleMessage(t: Queryable, r: AttemptRecord): Promise<boolean> {
-  const res = await t.run(
+  return changed(
+    t,
     "UPDATE ops_link_outbox SET status = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, sent_at = ? WHERE id = ? AND lease_until = ?",
     [r.status, r.nextIso, r.error, r.sentAt, r.id, r.leaseUntil],
   );
-  return res.changes > 0;
 }
 
 export async function insertAttempt(t: Queryable, e: Omit<LinkEventRow, "id">): Promise<void> {

@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import { countOf, insertedId, placeholders, type Queryable, type Store } from "../../db/port";
+import { changed, countOf, insertedId, placeholders, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusIncidentUpdates, statusIncidents } from "../tables";
 
@@ -19,7 +19,7 @@ export function incidentById(q: Queryable, id: number): Promise<IncidentRow | nu
  * no-op UPDATE locks the row on PostgreSQL (SELECT … FOR UPDATE is not SQLite), and SQLite's writer is single.
  */
 export async function lockIncident(t: Queryable, id: number): Promise<boolean> {
-  return (await t.run("UPDATE status_incidents SET updated_at = updated_at WHERE id = ?", [id])).changes > 0;
+  return changed(t, "UPDATE status_incidents SET updated_at = updated_at WHERE id = ?", [id]);
 }
 
 /** The updates of these incidents, oldest first. */
@@ -107,12 +107,12 @@ export type NewUpdate = Pick<
 
 /** Inserts an update, claiming its Idempotency-Key on the incident (if any): false when the key was taken already. */
 export async function insertUpdate(t: Queryable, u: NewUpdate): Promise<boolean> {
-  const { changes } = await t.run(
+  return changed(
+    t,
     `INSERT INTO status_incident_updates (incident_id, state, message, severity, created_at, created_by, idempotency_key, request_hash)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (incident_id, idempotency_key) DO NOTHING`,
     [u.incident_id, u.state, u.message, u.severity, u.created_at, u.created_by, u.idempotency_key, u.request_hash],
   );
-  return changes > 0;
 }
 
 export async function setOperatorState(

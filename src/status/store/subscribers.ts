@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import { countOf, type Dialect, type Param, type Queryable, type Store } from "../../db/port";
+import { changed, countOf, type Dialect, type Param, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { statusSubscriberDeliveries, statusSubscribers } from "../tables";
 
@@ -139,12 +139,12 @@ export async function recordOutcome(
     nowIso: string;
   },
 ): Promise<boolean> {
-  const { changes } = await q.run(
+  return changed(
+    q,
     `UPDATE status_subscriber_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, lease_token = NULL, last_error = ?, last_status_code = ?,
        last_attempt_at = ?, delivered_at = coalesce(CAST(? AS text), delivered_at), updated_at = ? WHERE id = ? AND lease_token = ?`,
     [r.status, r.nextIso, r.error, r.statusCode, r.startedAtIso, r.status === "succeeded" ? r.nowIso : null, r.nowIso, d.id, d.token],
   );
-  return changes > 0;
 }
 
 /**
