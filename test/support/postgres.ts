@@ -140,8 +140,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     "-o",
     `-p ${port} -k ${root} -c listen_addresses=127.0.0.1` +
       (durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_wal_size=256MB") +
-      // Without room in /dev/shm (a container's is 64 MB) PostgreSQL's dynamic shared memory goes to files too.
-      (shm ? "" : " -c dynamic_shared_memory_type=mmap") +
+      // Dynamic shared memory as files in the data directory, so removing the cluster's directory removes them: as
+      // POSIX segments (/dev/shm/PostgreSQL.NNN) they outlived every cluster stopped immediately or killed. Without
+      // room in /dev/shm (a container's is 64 MB) the directory is on disk. A durable cluster keeps the default.
+      (shm && durable ? "" : " -c dynamic_shared_memory_type=mmap") +
       settings.join(""),
     "start",
   ]);
