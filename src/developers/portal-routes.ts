@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
-import { ifNoneMatchHits, representation, type Representation } from "../http/caching/conditional";
+import { conditionalResponse, representation, type Representation } from "../http/caching/conditional";
 import { NotFoundError } from "../http/errors/errors";
 import { conditionalGet, downloads } from "../http/openapi/contract";
 import { refuses, transparencyTag } from "../http/routes/declare";
@@ -19,14 +19,6 @@ import type { Registry } from "./registry";
 const CACHE = "public, no-cache";
 const PAGE_HEADERS = pageSecurityHeaders();
 const HTML = "text/html; charset=utf-8";
-
-/** 200 with the bytes and `extra`, or 304 (If-None-Match hit) with only the validator and Cache-Control. */
-function answer(request: Request, rep: Representation, extra: Readonly<Record<string, string>>): Response {
-  if (ifNoneMatchHits(request.headers.get("if-none-match"), rep.etag)) {
-    return new Response(null, { status: 304, headers: { etag: rep.etag, "cache-control": CACHE } });
-  }
-  return new Response(rep.body, { headers: { ...rep.headers, ...extra } });
-}
 
 const html = (summary: string) => ({
   ...transparencyTag(summary),
@@ -74,10 +66,10 @@ export function portalRoutes(ctx: AppContext, registry: Registry) {
   );
 
   return new Elysia({ name: "herald:developers-portal" })
-    .get("/developers", ({ request }) => answer(request, pageOrThrow(""), PAGE_HEADERS), {
+    .get("/developers", ({ request }) => conditionalResponse(request, pageOrThrow(""), PAGE_HEADERS), {
       detail: html("Developer portal: getting started, and links to every guide (HTML rendered from the repository's docs)"),
     })
-    .get("/developers/:slug", ({ request, params }) => answer(request, pageOrThrow(params.slug), PAGE_HEADERS), {
+    .get("/developers/:slug", ({ request, params }) => conditionalResponse(request, pageOrThrow(params.slug), PAGE_HEADERS), {
       params: PageParams,
       response: refuses(404),
       detail: html("A developer portal page: signing, idempotency, sandbox, webhooks, errors, limits, the SDK, the changelog …"),
@@ -87,7 +79,7 @@ export function portalRoutes(ctx: AppContext, registry: Registry) {
       ({ request, params }) => {
         const file = files.get(params.file);
         if (!file) throw new NotFoundError("download", params.file);
-        return answer(request, file.rep, file.headers);
+        return conditionalResponse(request, file.rep, file.headers);
       },
       {
         params: FileParams,

@@ -47,14 +47,15 @@ export function ifNoneMatchHits(header: string | null | undefined, etag: string)
 
 /**
  * The answer to a GET of `rep`: 304 with the validator and caching headers (RFC 9110 §15.4.5 asks a
- * 304 to carry the ETag and Cache-Control a 200 would) when If-None-Match hits, else 200 with the bytes.
+ * 304 to carry the ETag and Cache-Control a 200 would) when If-None-Match hits, else 200 with the bytes and `extra`
+ * (a page's security headers, a download's file name).
  */
-export function conditionalResponse(request: Request, rep: Representation): Response {
+export function conditionalResponse(request: Request, rep: Representation, extra?: Readonly<Record<string, string>>): Response {
   if (ifNoneMatchHits(request.headers.get("if-none-match"), rep.etag)) {
     const { "content-type": _type, ...headers } = rep.headers;
     return new Response(null, { status: 304, headers });
   }
-  return new Response(rep.body, { headers: rep.headers });
+  return new Response(rep.body, { headers: extra ? { ...rep.headers, ...extra } : rep.headers });
 }
 
 /** RFC 9110 HTTP-date of an ISO time, to the second. */
