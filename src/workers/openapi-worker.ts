@@ -5,7 +5,7 @@ import { SecretBox } from "../auth/secret-box";
 import { openContext } from "../bootstrap";
 import type { Config } from "../config";
 import { createLogger } from "../log";
-import { audienceDocuments, type BuildWorkerMessage, jsonDocument, transparencyYamlDocument, yamlDocument } from "../http/openapi/documents";
+import { type BuildWorkerMessage, PART_BUILDERS } from "../http/openapi/documents";
 import { buildOpenApi } from "../http/openapi/routes";
 
 // The OpenAPI documents' build, off the serving thread (src/http/openapi/documents.ts starts it). It is handed the
@@ -33,24 +33,20 @@ function post(message: BuildWorkerMessage, transfer: ArrayBuffer[] = []): void {
   self.postMessage(message, transfer);
 }
 
-/** The body's bytes, handed over rather than copied (each was made for this one document). */
-const bytesOf = (body: unknown): ArrayBuffer[] => (body instanceof Uint8Array && body.buffer instanceof ArrayBuffer ? [body.buffer] : []);
+/** A part's bytes, handed over rather than copied (each was made for this one document). */
+function bytesOf(part: unknown): ArrayBuffer[] {
+  if (part instanceof Uint8Array) return part.buffer instanceof ArrayBuffer ? [part.buffer] : [];
+  return part && typeof part === "object" ? Object.values(part).flatMap(bytesOf) : [];
+}
 
 function buildAndPost(config: Config): void {
   const started = performance.now();
   const ctx = openContext(inMemory(config), { secrets: new SecretBox(randomBytes(32)), log: createLogger("silent") });
   const doc = buildOpenApi(buildApp(ctx) as unknown as AnyElysia, ctx);
-  const json = jsonDocument(doc);
-  // The JSON goes first (the preflight ETag needs only it), then the reference's page and its audiences' documents.
-  post({ kind: "json", json, buildMs: Math.round(performance.now() - started) }, bytesOf(json.body));
-  const reference = audienceDocuments(doc);
-  post(
-    { kind: "audiences", reference },
-    [reference.page, ...Object.values(reference.audiences)].flatMap((rep) => bytesOf(rep.body)),
-  );
-  const yaml = yamlDocument(doc);
-  const transparencyYaml = transparencyYamlDocument(doc);
-  post({ kind: "yaml", yaml, transparencyYaml }, [...bytesOf(yaml.body), ...bytesOf(transparencyYaml.body)]);
+  for (const name of Object.keys(PART_BUILDERS) as Array<keyof typeof PART_BUILDERS>) {
+    const part = PART_BUILDERS[name](doc);
+    post({ kind: "part", name, part, buildMs: Math.round(performance.now() - started) } as BuildWorkerMessage, bytesOf(part));
+  }
 }
 
 if (!Bun.isMainThread) {

@@ -23,7 +23,7 @@ export type DocumentName = "json" | "yaml" | "transparencyYaml";
 const DOCUMENT_CACHE = "public, no-cache";
 
 /** /api/openapi.json: the document as JSON text. */
-export const jsonDocument = (doc: OpenApiDocument): Representation => representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE);
+const jsonDocument = (doc: OpenApiDocument): Representation => representation(JSON.stringify(doc), "application/json; charset=utf-8", DOCUMENT_CACHE);
 
 /**
  * /api/openapi.yaml, by Bun's own YAML writer: ~80 ms over the whole document where the `yaml` package took 580 ms (and
@@ -31,47 +31,34 @@ export const jsonDocument = (doc: OpenApiDocument): Representation => representa
  * document. It writes an object met twice as an anchor and aliases, which many YAML readers refuse past a count: so
  * it gets a copy without shared objects (parsed back from JSON, ~10 ms).
  */
-export const yamlDocument = (doc: OpenApiDocument): Representation =>
+const yamlDocument = (doc: OpenApiDocument): Representation =>
   representation(Bun.YAML.stringify(JSON.parse(JSON.stringify(doc)), null, 2), "application/yaml; charset=utf-8", DOCUMENT_CACHE);
 
-/** /api/openapi-transparency.yaml: the public and transparency operations (src/http/openapi/subset.ts). */
-export const transparencyYamlDocument = (doc: OpenApiDocument): Representation => yamlDocument(transparencySubset(doc));
-
 /**
- * What the reference at /api/docs serves: its page, with every operation listed in it (src/http/openapi/reference-index.ts),
- * and /api/openapi/<audience>.json, each audience's document (src/http/openapi/audiences.ts).
+ * What one build makes, in the order the worker posts it: the JSON first (the preflight ETag needs only it); the
+ * reference at /api/docs, its page with every operation listed in it (src/http/openapi/reference-index.ts) and
+ * /api/openapi/<audience>.json, each audience's document (src/http/openapi/audiences.ts); then the YAML texts, the
+ * transparency one of the public and transparency operations (src/http/openapi/subset.ts).
  */
-export const audienceDocuments = (doc: OpenApiDocument) => ({
-  page: referencePage(referenceIndex(doc)),
-  audiences: Object.fromEntries(AUDIENCES.map((a) => [a.slug, jsonDocument(audienceSubset(doc, a.slug))])) as Record<AudienceSlug, Representation>,
-});
+export const PART_BUILDERS = {
+  json: jsonDocument,
+  audiences: (doc: OpenApiDocument) => ({
+    page: referencePage(referenceIndex(doc)),
+    audiences: Object.fromEntries(AUDIENCES.map((a) => [a.slug, jsonDocument(audienceSubset(doc, a.slug))])) as Record<AudienceSlug, Representation>,
+  }),
+  yaml: yamlDocument,
+  transparencyYaml: (doc: OpenApiDocument) => yamlDocument(transparencySubset(doc)),
+};
 
-type AudienceDocuments = ReturnType<typeof audienceDocuments>;
+type Parts = { [K in keyof typeof PART_BUILDERS]: ReturnType<(typeof PART_BUILDERS)[K]> };
 
-/**
- * What the build worker posts: the JSON as soon as it is built, then the audiences' documents (the reference's), then
- * the two YAML texts; or why it could not.
- */
+/** What the build worker posts: each part as soon as it is built (`buildMs` since the build began), or why it could not. */
 export type BuildWorkerMessage =
-  | { kind: "json"; json: Representation; buildMs: number }
-  | { kind: "audiences"; reference: AudienceDocuments }
-  | { kind: "yaml"; yaml: Representation; transparencyYaml: Representation }
+  | { [K in keyof Parts]: { kind: "part"; name: K; part: Parts[K]; buildMs: number } }[keyof Parts]
   | { kind: "failed"; error: string };
 
 /** A worker build that has not answered by then is given up, and the documents are built on the loop instead. */
 export const WORKER_BUILD_DEADLINE_MS = 60_000;
-
-/** What one build makes: the three documents and the reference's page and documents. */
-interface Parts extends Record<DocumentName, Representation> {
-  audiences: AudienceDocuments;
-}
-
-const PART_BUILDERS: { [K in keyof Parts]: (doc: OpenApiDocument) => Parts[K] } = {
-  json: jsonDocument,
-  yaml: yamlDocument,
-  transparencyYaml: transparencyYamlDocument,
-  audiences: audienceDocuments,
-};
 
 /** The worker's answers, by part; null once it failed (the part is then built on the loop when asked for). */
 type FromWorker = { [K in keyof Parts]: PromiseWithResolvers<Parts[K] | null> };
@@ -127,22 +114,16 @@ export class OpenApiDocuments {
     timer.unref?.();
     try {
       worker = startWorker("workers/openapi-worker.ts");
+      let awaited = Object.keys(answers).length;
       worker.onmessage = (event: MessageEvent<BuildWorkerMessage>) => {
         const m = event.data;
         if (m.kind === "failed") return fail(new Error(m.error));
-        if (m.kind === "json") {
-          this.ctx.log.info("openapi documents built", {
-            where: "worker",
-            build_ms: m.buildMs,
-            wall_ms: Math.round(performance.now() - started),
-            json_bytes: m.json.size,
-          });
-          return answers.json.resolve(m.json);
+        if (m.name === "json") {
+          const wall_ms = Math.round(performance.now() - started);
+          this.ctx.log.info("openapi documents built", { where: "worker", build_ms: m.buildMs, wall_ms, json_bytes: m.part.size });
         }
-        if (m.kind === "audiences") return answers.audiences.resolve(m.reference);
-        answers.yaml.resolve(m.yaml);
-        answers.transparencyYaml.resolve(m.transparencyYaml);
-        end();
+        (answers[m.name] as PromiseWithResolvers<unknown>).resolve(m.part);
+        if (--awaited === 0) end();
       };
       worker.onerror = (event: ErrorEvent) => fail(event.error ?? new Error(event.message));
       // The Config is plain data (strings, numbers, booleans, arrays, nested objects): it survives structured cloning;
@@ -166,7 +147,7 @@ export class OpenApiDocuments {
       this.ctx.log.info("openapi documents built", { where: "thread", build_ms: Math.round(performance.now() - started), json_bytes: json.size });
     }
     const { doc, parts } = this.built;
-    return (parts[name] ??= PART_BUILDERS[name](doc));
+    return (parts[name] ??= PART_BUILDERS[name](doc) as Parts[K]);
   }
 }
 
