@@ -39,7 +39,7 @@ export interface AppContext {
    * map — and `state.names()` says what a context holds.
    */
   state: ContextState;
-  /** Set by main.ts once the server listens; readiness reports it. */
+  /** When the context was made (a start): answers that change only with a restart date themselves from it (Last-Modified, preflight). */
   startedAt: Date;
   /**
    * Where this process itself answers HTTP (`http://127.0.0.1:<bound port>`), set by `serve` once it listens;

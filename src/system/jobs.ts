@@ -12,18 +12,17 @@ const JOB_RUNS_RETENTION_DAYS = 90;
 export const SUMMARY_RETENTION_DAYS = 31;
 
 export function registerSystemJobs(ctx: AppContext): void {
+  const summaryDays = Math.max(ctx.config.requestLogRetentionDays, SUMMARY_RETENTION_DAYS);
   ctx.jobs.register({
     name: "request-log-prune",
     pattern: "0 17 * * * *",
-    description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays}), and hourly request summaries older than ${Math.max(ctx.config.requestLogRetentionDays, SUMMARY_RETENTION_DAYS)} days`,
+    description: `Deletes request_log rows older than REQUEST_LOG_RETENTION_DAYS (${ctx.config.requestLogRetentionDays}), and hourly request summaries older than ${summaryDays} days`,
     run: async () => {
       const cutoff = new Date(ctx.clock.now().getTime() - ctx.config.requestLogRetentionDays * DAY_MS).toISOString();
       // Bounded in time (src/db/batched-delete.ts): a backlog (a first prune after the retention was shortened) goes
       // over several hourly ticks, each logged with done: false until the last.
       const { deleted, done } = await ctx.requestLog.prune(cutoff);
       ctx.log.info("request log pruned", { deleted, done, cutoff });
-      // The hourly summaries outlive the rows: the longest window read from them is 720 hours.
-      const summaryDays = Math.max(ctx.config.requestLogRetentionDays, SUMMARY_RETENTION_DAYS);
       const summaryCutoff = new Date(ctx.clock.now().getTime() - summaryDays * DAY_MS).toISOString().slice(0, 13);
       const summaries = await ctx.requestLog.pruneSummaries(summaryCutoff);
       ctx.log.info("request summaries pruned", { deleted: summaries.deleted, done: summaries.done, cutoff_hour: summaryCutoff });
