@@ -3,8 +3,23 @@ import type { Registry } from "./registry";
 import { entryView, published } from "./service";
 
 // The deprecation playbook: one structure, served as JSON and rendered as Markdown, so the two never drift.
-// Its steps are the spec's (Versioning): confirm new paths and auth, validate the signing format, test with a
-// new key and idempotency headers, then roll out with monitoring and a rollback plan.
+// Its steps are the spec's (Versioning), in its order.
+
+const STEPS: ReadonlyArray<readonly [title: string, detail: string]> = [
+  ["Confirm the new paths and auth", "Read the entry's replacement and the OpenAPI document (/api/openapi.yaml); check the scopes your key needs."],
+  [
+    "Validate the signing format",
+    "Sign a request to the new path exactly as before (METHOD, path and query, timestamp, nonce, sha256 of the body); compare with the test vectors in the docs.",
+  ],
+  [
+    "Test with a new key and idempotency headers",
+    "Use a sandbox key; send Idempotency-Key on every mutation and check that a retry replays instead of repeating.",
+  ],
+  [
+    "Roll out with monitoring and a rollback plan",
+    "Ship behind a switch, watch your error rate and /api/partner/status, keep the old path callable until you are sure, and know how to switch back before the sunset date.",
+  ],
+];
 
 export function playbook(ctx: AppContext, reg: Registry) {
   const p = reg.policy;
@@ -28,30 +43,7 @@ export function playbook(ctx: AppContext, reg: Registry) {
       Link: 'rel="deprecation" → the registry entry; rel="sunset" → the migration guide',
       simulator: "/api/public/deprecations/header-simulator?id=<id>&endpoint=<path>",
     },
-    steps: [
-      {
-        step: 1,
-        title: "Confirm the new paths and auth",
-        detail: "Read the entry's replacement and the OpenAPI document (/api/openapi.yaml); check the scopes your key needs.",
-      },
-      {
-        step: 2,
-        title: "Validate the signing format",
-        detail:
-          "Sign a request to the new path exactly as before (METHOD, path and query, timestamp, nonce, sha256 of the body); compare with the test vectors in the docs.",
-      },
-      {
-        step: 3,
-        title: "Test with a new key and idempotency headers",
-        detail: "Use a sandbox key; send Idempotency-Key on every mutation and check that a retry replays instead of repeating.",
-      },
-      {
-        step: 4,
-        title: "Roll out with monitoring and a rollback plan",
-        detail:
-          "Ship behind a switch, watch your error rate and /api/partner/status, keep the old path callable until you are sure, and know how to switch back before the sunset date.",
-      },
-    ],
+    steps: STEPS.map(([title, detail], i) => ({ step: i + 1, title, detail })),
     webhook_schema_practice: `dual-support window before a field is removed, with notices ${p.webhook_schema_notice_days.join(", ")} days before`,
     scheduled: published(ctx, reg)
       .map((d) => entryView(ctx, reg, d))

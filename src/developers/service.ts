@@ -133,26 +133,22 @@ const covers = (d: Deprecation, e: { method: string | null; path: string }) =>
  */
 export function simulateHeaders(ctx: AppContext, reg: Registry, q: { id?: string; endpoint?: string }) {
   const endpoint = q.endpoint ? parseEndpoint(q.endpoint) : null;
-  let matches: Deprecation[];
   if (q.id) {
     const d = getDeprecationOrThrow(ctx, reg, q.id);
     if (endpoint && !covers(d, endpoint)) {
-      throw new AppError(
-        "invalid_query",
-        `Deprecation ${q.id} does not cover ${q.endpoint}; it covers ${d.endpoints.map((x) => `${x.method} ${x.path}`).join(", ")}`,
-        {
-          details: [{ field: "query.endpoint", problem: "is not one of the deprecation's endpoints" }],
-        },
-      );
+      const covered = d.endpoints.map((x) => `${x.method} ${x.path}`).join(", ");
+      throw new AppError("invalid_query", `Deprecation ${q.id} does not cover ${q.endpoint}; it covers ${covered}`, {
+        details: [{ field: "query.endpoint", problem: "is not one of the deprecation's endpoints" }],
+      });
     }
-    matches = [d];
-  } else if (endpoint) {
-    matches = published(ctx, reg).filter((d) => covers(d, endpoint));
-  } else {
-    const first = published(ctx, reg)[0];
-    return { ...simulation(ctx, q, first), note: bareNote(first) };
+    return simulation(ctx, q, d);
   }
-  return simulation(ctx, q, matches[0]);
+  if (endpoint) {
+    const covering = published(ctx, reg).find((d) => covers(d, endpoint));
+    return simulation(ctx, q, covering);
+  }
+  const first = published(ctx, reg)[0];
+  return { ...simulation(ctx, q, first), note: bareNote(first) };
 }
 
 const bareNote = (d: Deprecation | undefined) =>
