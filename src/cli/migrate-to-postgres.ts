@@ -260,7 +260,6 @@ export async function migrateToPostgresCommand(config: Config, args: ParsedArgs,
       seconds: Number(seconds.toFixed(2)),
       rows_per_second: Math.round(copiedNow / Math.max(seconds, 0.001)),
       per_table: Object.fromEntries(plans.map((p) => [p.name, p.rows])),
-      // Text values copied with U+FFFD in place of U+0000 (PostgreSQL's text cannot hold NUL), by table.column.
       nul_replaced: Object.fromEntries(replaced),
       problems,
     };

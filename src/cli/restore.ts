@@ -102,12 +102,7 @@ async function checkSource(file: string, dbPath: string, shaFlag: string | undef
   return { sha256, size_bytes: st.size, checkedAgainst: expected.map((e) => e.from) };
 }
 
-/**
- * Takes the current database for ourselves, or refuses. In WAL mode every open connection (a serving herald,
- * Litestream, a CLI command) keeps a shared lock on the file for as long as it is open, so an exclusive lock
- * (locking_mode=EXCLUSIVE, then a read inside BEGIN EXCLUSIVE) is granted only when nothing else has it open —
- * and, once granted, is held until close, so no server can start on the old file while we swap it.
- */
+/** Takes the current database for ourselves (holdExclusively: no server can start on it while we swap it), or refuses. */
 function lockCurrentOrRefuse(dbPath: string): ExclusiveFile | null {
   if (!existsSync(dbPath)) return null;
   try {

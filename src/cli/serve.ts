@@ -161,7 +161,6 @@ function closeEachConnection(server: Server<unknown>, options: ServeOptions | nu
  */
 export async function serve(config: Config): Promise<void> {
   assertPortFree(config.host, config.port);
-  // On PostgreSQL a standby or read-only server is waited for, not listening meanwhile (src/db/postgres-start.ts).
   const ctx = await openContextAsync(config, { waitForWritable: true });
   const mismatch = ctx.secrets.mismatch;
   if (mismatch && config.isProduction) {

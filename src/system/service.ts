@@ -24,10 +24,8 @@ export interface Readiness {
 const takesWrites = (ctx: AppContext) => ctx.store.tx(async () => {});
 
 /**
- * SQLite's "takes writes" within `ms`: the file's write lock taken and given back on a connection of its own, with a
- * busy timeout of `ms` — the service's connection would wait its busy_timeout (5 s) for a lock another process holds
- * (a CLI command, a restore's check), synchronously, and the probe with it (a /readyz of 5 s, issue 74). A database in
- * memory has no other connection: its empty transaction, under the same deadline.
+ * SQLite's "takes writes" within `ms`, on a connection of its own (sqliteTakesWriteLock says why: a /readyz of 5 s behind
+ * a CLI command's lock, issue 74). A database in memory has no other connection: its empty transaction, same deadline.
  */
 async function sqliteWriteCheck(ctx: AppContext, ms: number): Promise<void> {
   if (ctx.config.dbPath === ":memory:") await answered(takesWrites(ctx), ms, "write check");

@@ -229,11 +229,9 @@ export function completeOperation(path: string, method: string, op: Operation): 
   else if (["post", "put", "patch", "delete"].includes(method)) for (const s of [400, 413, 415]) add(s);
   // A signed read's optional nonce is not one of them: a malformed one is the signature's 401, a used one 409.
   if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || (p.in === "header" && !isReadNonce(p)))) add(400);
-  // Before routing the core refuses a request line over its bound (414) and a declared body over its limit
-  // (413, on any method); a database that does not answer, or a draining instance, is 503 anywhere.
+  // 413 on any method too: the core refuses a declared body over its limit before routing, as it does a long request line.
   for (const s of [413, 414, 503]) add(s);
-  // Bun's own refusal, before Herald reads the request: more than 198 header fields, or a header section over
-  // --max-http-header-size (64 KiB under herald and npm start). No body; the connection is closed.
+  // 64 KiB: --max-http-header-size under herald and npm start. Bun closes the connection after it.
   responses["431"] ??= { description: "Request header fields too large (Bun's answer before any Herald code runs: over 198 fields or 64 KiB); no body" };
   const limited = publicRateGroup(path) !== null || credentials.has("PartnerKey") || credentials.has("MiniAppInitData");
   if (limited) add(429);

@@ -137,7 +137,6 @@ function addRouteDeclarations(app: AnyElysia, paths: OpenApiDocument["paths"]): 
     const op = operationOf<Operation>(paths, route);
     if (!op) continue;
     if (route.hooks?.body) {
-      // JSON round trip drops typebox's symbol keys, leaving plain JSON Schema.
       const schema = JSON.parse(JSON.stringify(route.hooks.body));
       // A rule across fields the route checks itself (contract.ts bodyRule): its shapes, one of which the body takes.
       const rule = takeMark<{ anyOf?: unknown[] }>(op, BODY_RULE);
@@ -187,7 +186,6 @@ export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
     tags,
     summary,
     ...conditionalGet("etag"),
-    // The JSON document is an object (an OpenAPI 3.1 document); the YAML ones are its text.
     responses: {
       200: {
         description: type,
@@ -225,7 +223,6 @@ export function openApiRoutes(getApp: () => AnyElysia, ctx: AppContext) {
     .get("/api/openapi-transparency.yaml", async ({ request }) => conditionalResponse(request, await docs.document("transparencyYaml")), {
       detail: raw("OpenAPI 3.1 document of the public and transparency operations (YAML); ETag and 304 on If-None-Match", "application/yaml", ["public"]),
     });
-  // The reference's documents, one per audience (src/http/openapi/audiences.ts).
   for (const a of AUDIENCES) {
     app.get(`/api/openapi/${a.slug}.json`, async ({ request }) => conditionalResponse(request, await docs.audience(a.slug)), {
       detail: raw(`OpenAPI 3.1 document of one audience of the reference at /api/docs: ${a.title} (JSON); ETag and 304 on If-None-Match`, "application/json"),
