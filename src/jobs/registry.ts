@@ -23,7 +23,7 @@ export interface JobDefinition {
   everyInstance?: boolean;
   /** `runId` is this run's job_runs row (null for a quiet run, whose row is written only if it did work). */
   // biome-ignore lint/suspicious/noConfusingVoidType: a job body returns nothing, or reports whether it found work
-  run(info: { runId: number | null; trigger: "schedule" | "manual" }): Promise<void | { idle: boolean }> | void | { idle: boolean };
+  run(info: { runId: number | null; trigger: runs.Trigger }): Promise<void | { idle: boolean }> | void | { idle: boolean };
 }
 
 export interface JobSummary {
@@ -62,11 +62,11 @@ interface Deps {
 const withoutName = ({ name: _name, ...rest }: runs.LastRun) => rest;
 
 /** A run's start, and its end as job_runs records it: finished_at is the start plus the measured duration. */
-function startRun(clock: Clock) {
+function startRun(clock: Clock, instanceId: string, name: string, trigger: runs.Trigger) {
   const started = clock.now();
   const t0 = performance.now();
   return {
-    startedAt: started.toISOString(),
+    start: { name, startedAt: started.toISOString(), trigger, instanceId } satisfies runs.RunStart,
     end(error: string | null): runs.RunEnd {
       const durationMs = Math.round(performance.now() - t0);
       return { finishedAt: new Date(started.getTime() + durationMs).toISOString(), ok: error === null, error, durationMs };
@@ -201,9 +201,8 @@ export class JobRegistry {
 
   /** A job_runs row (trigger `manual`) for work that is no scheduled job (a backup): its id, and what finishes it. */
   async beginRun(name: string): Promise<{ id: number; finish(error: string | null): Promise<void> }> {
-    const run = startRun(this.deps.clock);
-    const start: runs.RunStart = { name, startedAt: run.startedAt, trigger: "manual", instanceId: this.deps.instanceId };
-    const id = await this.deps.store.tx((t) => runs.insertRun(t, start));
+    const run = startRun(this.deps.clock, this.deps.instanceId, name, "manual");
+    const id = await this.deps.store.tx((t) => runs.insertRun(t, run.start));
     return { id, finish: (error) => runs.finishRun(this.deps.store, id, run.end(error)) };
   }
 
@@ -318,12 +317,11 @@ export class JobRegistry {
     }
   }
 
-  private async execute(def: JobDefinition, trigger: "schedule" | "manual"): Promise<JobRunResult> {
-    const run = startRun(this.deps.clock);
-    const start: runs.RunStart = { name: def.name, startedAt: run.startedAt, trigger, instanceId: this.deps.instanceId };
+  private async execute(def: JobDefinition, trigger: runs.Trigger): Promise<JobRunResult> {
+    const run = startRun(this.deps.clock, this.deps.instanceId, def.name, trigger);
     const deferInsert = def.quietWhenIdle === true && trigger === "schedule";
     const store = this.deps.store;
-    let id = deferInsert ? 0 : await store.tx((t) => runs.insertRun(t, start));
+    let id = deferInsert ? 0 : await store.tx((t) => runs.insertRun(t, run.start));
     let error: string | null = null;
     let idle = false;
     try {
@@ -337,7 +335,7 @@ export class JobRegistry {
     if (end.ok) this.lastOkAt.set(def.name, end.finishedAt);
     if (deferInsert) {
       if (idle && end.ok) return { name: def.name, ok: true, error: null, duration_ms: end.durationMs, run_id: 0 };
-      id = await store.tx((t) => runs.insertFinishedRun(t, start, end));
+      id = await store.tx((t) => runs.insertFinishedRun(t, run.start, end));
     } else {
       await runs.finishRun(store, id, end);
     }
