@@ -43,11 +43,7 @@ const codesOf = (status: number) =>
     .map(([code]) => code);
 const responseName = (status: number) => REASONS[status] ?? `Error${status}`;
 
-/**
- * components.schemas.IdempotencyReplay: 409 idempotency_replay (src/auth/idempotency.ts), the answer to a signed
- * mutation whose Idempotency-Key already completed with the same request. Nothing was done again; the body carries
- * the first request's answer, as it was stored with its effect.
- */
+/** components.schemas.IdempotencyReplay, the answer src/auth/idempotency.ts stores with a signed mutation's effect. */
 export function idempotencyReplaySchema(): Json {
   return {
     type: "object",
