@@ -35,7 +35,6 @@ export const CHAIN_VARS = {
     fallback: "",
     doc: "Comma list of liquidity-pool owner wallets; the transaction sync and the audit track them (trades, not treasury movements), and their balance stays in circulating supply.",
   }),
-  /** An address, "none" (renounced), or undefined (no expectation configured). */
   expectedMintAuthority: v("EXPECTED_MINT_AUTHORITY", {
     kind: text(ADDRESS_OR_NONE, "a base58 address or none"),
     doc: "The mint authority the mint should have (none = renounced); unset = no expectation, review only.",

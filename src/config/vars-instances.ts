@@ -15,7 +15,6 @@ export const INSTANCE_VARS = {
       fallback: "10",
       doc: "PostgreSQL connections per instance (the connection budget is instances × this; docs/postgres.md).",
     }),
-    /** Grouped transactions' batches at once (DATABASE_BATCH_SLOTS; at most poolMax − 1). */
     batchSlots: v("DATABASE_BATCH_SLOTS", {
       kind: int(1, 999),
       fallback: "3",
@@ -53,12 +52,10 @@ export const INSTANCE_VARS = {
       doc: "PostgreSQL idle_in_transaction_session_timeout: a transaction left open this long is ended by the server.",
     }),
   },
-  /** HERALD_INSTANCE_ID; undefined: made at start. */
   instanceId: v("HERALD_INSTANCE_ID", {
     kind: text(/^[\w.:-]{1,64}$/, "1-64 letters, digits, _ . : -"),
     doc: "This instance's name in job runs and job leases; default <hostname>-<pid>-<random>.",
   }),
-  /** JOB_SCHEDULES: job name → Croner pattern replacing the job's own. */
   jobSchedules: v("JOB_SCHEDULES", {
     kind: text(
       /^([a-z0-9-]+=[0-9*/,?LW#A-Za-z -]+(;[a-z0-9-]+=[0-9*/,?LW#A-Za-z -]+)*)?$/,

@@ -19,9 +19,7 @@ export const MESSENGER_VARS = {
     doc: "The bot's username, to tell /command@ThisBot from a command for another bot. Unset: learnt once per process from getMe, asked in the background when herald serve starts listening (and, if that failed, when an addressed command arrives).",
   }),
   botApiBase: v("MESSENGER_BOT_API_BASE", { kind: url, fallback: "https://api.telegram.org", doc: "Base URL of the Bot API the bot outbox sends to." }),
-  /** MESSENGER_MINI_APP_PATH: where Herald serves the players' page (default /app). */
   miniAppPath: v("MESSENGER_MINI_APP_PATH", {
-    // Not a path Herald answers for itself: the API, the console, the probes, the public pages.
     kind: text(
       /^\/(?!(api|admin|s|status|claim|transparency|developers|healthz|readyz|metrics|trust\.json|status\.json)(\/|$))[a-z0-9][a-z0-9_-]{0,31}(\/[a-z0-9][a-z0-9_-]{0,31}){0,2}$/,
       "a path such as /app or /play/tg: 1–3 segments of a-z 0-9 _ -, none of Herald's own (/api, /admin, /s, /status, /claim, …)",
@@ -29,7 +27,6 @@ export const MESSENGER_VARS = {
     fallback: "/app",
     doc: "Where Herald serves the players' mini-app page; its fairness check is <path>/fairness and their scripts <path>/assets/. Point MESSENGER_MINI_APP_URL at {PUBLIC_BASE_URL}<path>.",
   }),
-  /** MESSENGER_MINI_APP_URL: the page the bot's web_app buttons open (https); undefined: no button. */
   miniAppUrl: v("MESSENGER_MINI_APP_URL", {
     kind: text(/^(https:\/\/[^\s/?#]{1,253}[^\s]{0,1800})?$/, "an https:// URL (Telegram opens mini-apps over https only)"),
     doc: "The players' mini-app page. Set: the bot's /start and /play replies carry a button that opens it inside Telegram (a web_app button), and the bot readiness checks compare the bot's menu button with it (docs/messenger.md, \"Pointing the bot at the mini-app\"). Unset: the replies carry no button.",
@@ -49,7 +46,6 @@ export const MESSENGER_VARS = {
     fallback: "hmac",
     doc: "How init data is checked: hmac (the WebAppData hash, needs the bot token), ed25519 (Telegram's third-party signature) or either.",
   }),
-  /** production, test, or an Ed25519 public key as 64 hex characters. */
   ed25519Keys: v("MESSENGER_INIT_DATA_ED25519_KEYS", {
     kind: text(/^(production|test|[0-9a-fA-F]{64})$/, "production, test, or an Ed25519 public key as 64 hex characters"),
     fallback: "production",

@@ -31,7 +31,6 @@ export const OPS_VARS = {
       map: Number,
       doc: "Readiness threshold of the 403 noise level: a window is within it while its 403s are at most this percent of its requests.",
     }),
-    /** 0 = off. */
     noiseMaxPerHour: v("READINESS_403_MAX_PER_HOUR", {
       kind: int(0, 1_000_000_000),
       fallback: "0",
