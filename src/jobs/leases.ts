@@ -1,10 +1,9 @@
 import type { Queryable } from "../db/port";
 
-// Job leadership over the storage port: a singleton job runs where its lease is held. One
-// statement decides, so two instances can never both win: the row is inserted, or taken over when its lease has
-// expired, or renewed by its own holder — a compare-and-swap with expiry (Grafana's server_lock idea). The same
-// SQL on SQLite and PostgreSQL (INSERT … ON CONFLICT … DO UPDATE … WHERE). The job registry (src/jobs/registry.ts)
-// takes or renews a singleton job's lease at each scheduled tick and runs the job only while it holds it.
+// Job leadership over the storage port (when a lease is taken: src/jobs/registry.ts). One statement decides, so two
+// instances can never both win: the row is inserted, or taken over when its lease has expired, or renewed by its own
+// holder — a compare-and-swap with expiry (Grafana's server_lock idea). The same SQL on SQLite and PostgreSQL
+// (INSERT … ON CONFLICT … DO UPDATE … WHERE).
 
 export interface Lease {
   name: string;

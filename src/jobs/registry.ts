@@ -211,8 +211,7 @@ export class JobRegistry {
   }
 
   /**
-   * One scheduled tick, as croner calls it: an `everyInstance` job runs; a singleton runs if this instance takes
-   * or renews its lease, and the answer is null (nothing ran, no job_runs row) when another instance holds it.
+   * One scheduled tick, as croner calls it (leadership: see the class); null when another instance holds the lease.
    * Public so that tests drive ticks by hand, with a fake clock, instead of waiting for the wall clock.
    */
   async tick(name: string): Promise<JobRunResult | null> {

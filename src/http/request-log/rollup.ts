@@ -137,8 +137,7 @@ export function rebuildHour(store: Store, hour: string, parts: { rollups: boolea
       "SELECT count(*) AS n, count(*) FILTER (WHERE status = 403) AS f FROM request_log WHERE at >= ? AND at < ?",
       [from, to],
     ))!;
-    // Only what counts fewer requests than request_log is rebuilt: a rollup that counts more kept rows the prune
-    // has deleted since (the digest's baselines look back 4 weeks).
+    // A rollup that counts more than request_log is kept (RollupCatchUp says why).
     if (!parts.rollups) return totals.n;
     await t.run("DELETE FROM request_log_403_hourly WHERE hour = ?", [hour]);
     if (totals.n === 0) {
