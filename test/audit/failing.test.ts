@@ -1,0 +1,66 @@
+// Audit (2026-11-29): tests that state the documented behaviour and FAIL on the code audited. Each names the
+// statement it holds Herald to; the report of wip/t-audit gives the source lines and a suggested fix.
+import { afterEach, describe, expect, test } from "bun:test";
+import { afterResponses, jsonInit, openTestApp, type TestApp } from "../support/app";
+import { createAdminToken, createKey, signedJson } from "../support/partner";
+
+let h: TestApp;
+afterEach(async () => {
+  await h?.close();
+  h = undefined as unknown as TestApp;
+});
+
+describe("RATE_LIMIT_PARTNER_PER_MIN is a limit per key (DESIGN.md §2; docs/partner-auth.md §10)", () => {
+  // DESIGN.md §2: "RATE_LIMIT_PARTNER_PER_MIN for every other signed live route, default 6000 per key".
+  // docs/partner-auth.md §10: "Limits count requests per key id"; "live key, every signed route except the
+  // webhook routes | 6000 | RATE_LIMIT_PARTNER_PER_MIN".
+  test("one partner spending its budget does not refuse another partner's first request from the same address", async () => {
+    h = await openTestApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "5" } });
+    const a = await createKey(h, { partner: "A" });
+    const b = await createKey(h, { partner: "B" });
+    for (let i = 0; i < 5; i++) expect((await signedJson(h, a, "GET", "/api/partner/capabilities")).status).toBe(200);
+    const first = await signedJson(h, b, "GET", "/api/partner/capabilities");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-ratelimit-limit")).toBe("5");
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("4");
+  });
+
+  test("calls to the webhook routes (their own 120/min group) do not spend the key's general budget", async () => {
+    h = await openTestApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "5" } });
+    const k = await createKey(h);
+    for (let i = 0; i < 5; i++) expect((await signedJson(h, k, "GET", "/api/partner/webhooks")).status).toBe(200);
+    expect((await signedJson(h, k, "GET", "/api/partner/capabilities")).status).toBe(200);
+  });
+
+  // Spec "Usage analytics": request_metrics.rate_limited_requests; docs/partner-status.md: "rate_limited_requests
+  // = 429 (also counted as errors)".
+  test("a live key's own 429s on the general routes are counted in usage rate_limited_requests", async () => {
+    h = await openTestApp({ env: { RATE_LIMIT_PARTNER_PER_MIN: "3" } });
+    const k = await createKey(h);
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await signedJson(h, k, "GET", "/api/partner/capabilities")).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    await afterResponses(10);
+    h.clock.advanceSeconds(120);
+    const u = (await signedJson(h, k, "GET", "/api/partner/analytics/usage?hours=1")).body;
+    expect(u.request_metrics.rate_limited_requests).toBe(2);
+    expect(u.request_metrics.total_requests).toBe(5);
+  });
+});
+
+describe("X-Audio-Share-Track-Auth reports one of the spec's four values", () => {
+  // Spec "Audio-share track authentication": "The response header X-Audio-Share-Track-Auth reports one of:
+  // optional, required_missing_bearer, required_invalid_bearer, required_valid_bearer." Herald adds
+  // optional_valid_bearer / optional_invalid_bearer on purpose (docs/audio-share.md, end of "Bearer auth").
+  test("optional mode (the default) with a valid bearer answers 200 and a value of the spec's set", async () => {
+    h = await openTestApp();
+    const admin = await createAdminToken(h);
+    const issued = await h.json("/admin/audio-share/track-tokens", jsonInit("POST", { name: "site" }, { authorization: `Bearer ${admin}` }));
+    const r = await h.json(
+      "/api/public/audio-share-links/track",
+      jsonInit("POST", { event_type: "copy", destination_url: "/tracks/1", client_event_id: "c-opt" }, { authorization: `Bearer ${issued.body.token}` }),
+    );
+    expect(r.status).toBe(200);
+    expect(["optional", "required_missing_bearer", "required_invalid_bearer", "required_valid_bearer"]).toContain(r.headers.get("x-audio-share-track-auth")!);
+  });
+});
