@@ -48,6 +48,20 @@ describe("RATE_LIMIT_PARTNER_PER_MIN is a limit per key (DESIGN.md §2; docs/par
   });
 });
 
+describe("capabilities links a sandbox key only to routes it may call", () => {
+  // Spec "Capabilities": docs (links); "Partner status": carries key_mode (sandbox or live); discovery order
+  // capabilities → status → token-status → errors.json. For a sandbox key Herald adjusts docs.token_status to the
+  // sandbox route but leaves docs.status = /api/partner/status, which answers that key 403 (status-routes.ts).
+  test("every partner route in a sandbox key's capabilities.docs answers that key", async () => {
+    h = await openTestApp();
+    const sb = await createKey(h, { mode: "sandbox" });
+    const docs = (await signedJson(h, sb, "GET", "/api/partner/capabilities")).body.docs as Record<string, string>;
+    const partnerLinks = Object.values(docs).filter((p) => p.startsWith("/api/partner/"));
+    expect(partnerLinks).toContain(docs.status);
+    for (const p of partnerLinks) expect([p, (await signedJson(h, sb, "GET", p)).status]).toEqual([p, 200]);
+  });
+});
+
 describe("X-Audio-Share-Track-Auth reports one of the spec's four values", () => {
   // Spec "Audio-share track authentication": "The response header X-Audio-Share-Track-Auth reports one of:
   // optional, required_missing_bearer, required_invalid_bearer, required_valid_bearer." Herald adds
