@@ -60,6 +60,16 @@ describe("capabilities links a sandbox key only to routes it may call", () => {
     expect(partnerLinks).toContain(docs.status);
     for (const p of partnerLinks) expect([p, (await signedJson(h, sb, "GET", p)).status]).toEqual([p, 200]);
   });
+  test("every partner route the sandbox promotion report's checklist links to answers the sandbox key", async () => {
+    h = await openTestApp();
+    const sb = await createKey(h, { mode: "sandbox" });
+    const report = (await signedJson(h, sb, "GET", "/api/partner/sandbox/promotion-report")).body;
+    const links = (report.checklist as Array<{ links?: Record<string, string> }>).flatMap((c) => Object.values(c.links ?? {}));
+    const partnerLinks = [...new Set(links.filter((p) => p.startsWith("/api/partner/") && !/[A-Z]{2,}_ID/.test(p)))];
+    expect(partnerLinks).toContain("/api/partner/analytics/usage");
+    // A POST-only route answers GET with 405; what must not happen is the key being refused (403).
+    for (const p of partnerLinks) expect([p, (await signedJson(h, sb, "GET", p)).status]).not.toEqual([p, 403]);
+  });
 });
 
 describe("X-Audio-Share-Track-Auth reports one of the spec's four values", () => {
