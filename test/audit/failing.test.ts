@@ -10,8 +10,8 @@ afterEach(async () => {
   h = undefined as unknown as TestApp;
 });
 
-describe("RATE_LIMIT_PARTNER_PER_MIN is a limit per key (DESIGN.md §2; docs/partner-auth.md §10)", () => {
-  // DESIGN.md §2: "RATE_LIMIT_PARTNER_PER_MIN for every other signed live route, default 6000 per key".
+describe("RATE_LIMIT_PARTNER_PER_MIN is a limit per key (docs/design.md §2; docs/partner-auth.md §10)", () => {
+  // docs/design.md §2: "RATE_LIMIT_PARTNER_PER_MIN (6,000 per key, every other signed live route …)".
   // docs/partner-auth.md §10: "Limits count requests per key id"; "live key, every signed route except the
   // webhook routes | 6000 | RATE_LIMIT_PARTNER_PER_MIN".
   test("one partner spending its budget does not refuse another partner's first request from the same address", async () => {

@@ -1,4 +1,4 @@
-// Audit (2026-11-29): the partner API against concrete statements of spec/service-interface.md. Each test names
+// Audit (2026-11-29): the partner API against concrete statements of the service interface. Each test names
 // the spec lines it checks; all pass on the code audited (failing findings live in failing.test.ts).
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
