@@ -90,21 +90,30 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   };
 
   /**
-   * Two limits. Before authentication, a per-IP flood guard (RATE_LIMIT_PARTNER_PER_MIN) bounds the signature
-   * work anyone can cause. After the signature is verified, the per-KEY limit of the key's group: counting a key
-   * only once it is proven means nobody can spend a partner's quota by naming its (non-secret) key id.
+   * Two limits, both RATE_LIMIT_PARTNER_PER_MIN. The per-KEY limit of the key's group, counted once the signature is
+   * verified: nobody can spend a partner's quota by naming its (non-secret) key id. And a per-IP flood guard over
+   * requests refused before a key was proven (`unproven`), checked before the signature work: it bounds what an
+   * unauthenticated client can cause, yet never refuses a partner's valid requests for another partner's traffic
+   * from the same address (several partners behind one NAT share an address, not a budget).
    */
   function floodGuard(state: RequestState) {
     const limit = ctx.config.rateLimits.partnerPerMin;
     if (limit <= 0) return;
     // The client address is read only when a limit needs it (src/http/request-state.ts: each read asks the kernel).
     const ip = state.ip;
-    const decision = ctx.rateLimiter.hit("partner-ip", ip, limit);
+    const decision = ctx.rateLimiter.peek("partner-ip", ip, limit);
     if (!decision.allowed) {
-      throw new AppError("rate_limited", `Too many partner requests from ${ip}; retry after ${decision.retryAfterSeconds} s`, {
+      throw new AppError("rate_limited", `Too many unauthenticated partner requests from ${ip}; retry after ${decision.retryAfterSeconds} s`, {
         headers: rateLimitHeaders(decision),
       });
     }
+  }
+
+  /** A 401 before any key is proven, counted against the client's address by the flood guard. */
+  function unproven(state: RequestState, message: string): AppError {
+    const limit = ctx.config.rateLimits.partnerPerMin;
+    if (limit > 0) ctx.rateLimiter.hit("partner-ip", state.ip, limit);
+    return unauthorized(message);
   }
 
   function keyLimit(path: string, row: Readonly<KeyRow>, headers: Record<string, string>) {
@@ -128,20 +137,21 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
   function headerChecks(headers: PartnerHeaders, state: RequestState, nowMs: number) {
     const keyId = headers.key;
     floodGuard(state);
-    if (!keyId) throw unauthorized("Missing X-Partner-Key header");
+    if (!keyId) throw unproven(state, "Missing X-Partner-Key header");
 
     const tsRaw = headers.timestamp;
-    if (!tsRaw) throw unauthorized("Missing X-Partner-Timestamp header (unix seconds)");
+    if (!tsRaw) throw unproven(state, "Missing X-Partner-Timestamp header (unix seconds)");
     const ts = unixSecondsOf(tsRaw);
-    if (ts < 0) throw unauthorized("X-Partner-Timestamp must be unix seconds (digits only)");
+    if (ts < 0) throw unproven(state, "X-Partner-Timestamp must be unix seconds (digits only)");
     const drift = ts - Math.floor(nowMs / 1000);
     if (Math.abs(drift) > skew) {
-      throw unauthorized(
+      throw unproven(
+        state,
         `X-Partner-Timestamp is ${Math.abs(drift)} s ${drift > 0 ? "ahead of" : "behind"} server time; allowed ±${skew} s (server time ${new Date(nowMs).toISOString()})`,
       );
     }
     const signature = headers.signature;
-    if (!signature) throw unauthorized("Missing X-Partner-Signature header");
+    if (!signature) throw unproven(state, "Missing X-Partner-Signature header");
     return { keyId, tsRaw, nowMs, signature, nonce: headers.nonce };
   }
 
@@ -168,7 +178,10 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
       body: state.rawBody,
     });
     if (!valid || !row || !key) {
-      throw unauthorized("X-Partner-Signature does not match this request for X-Partner-Key; check the secret and the canonical string (docs/partner-auth.md)");
+      throw unproven(
+        state,
+        "X-Partner-Signature does not match this request for X-Partner-Key; check the secret and the canonical string (docs/partner-auth.md)",
+      );
     }
     state.partnerKeyId = row.key_id;
     keyLimit(target, row, state.headers);
@@ -345,7 +358,7 @@ export function partnerAuth(ctx: AppContext, states: RequestStates) {
         detail: {
           security: [{ PartnerKey: [], PartnerTimestamp: [], PartnerSignature: [] }],
           description: [
-            `Signed partner route (${guard.mode ?? "live"} keys${guard.scope ? `, scope \`${guard.scope}\`` : ""}).`,
+            `Signed partner route (${guard.mode === "any" ? "live or sandbox" : (guard.mode ?? "live")} keys${guard.scope ? `, scope \`${guard.scope}\`` : ""}).`,
             guard.mutation ? "Mutation: send X-Partner-Nonce and Idempotency-Key." : "",
           ].join(" "),
           // A read takes a nonce too (optional), used up as a mutation's: the document lists it with its 409.

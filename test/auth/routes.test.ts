@@ -200,7 +200,7 @@ describe("first start", () => {
     expect(caps.body.scopes).toEqual(["credit", "debit", "donation", "ledger", "read", "users", "webhooks"]);
     expect((await signedJson(h, live, "GET", "/api/partner/status")).status).toBe(200);
     expect((await signedJson(h, sandbox, "GET", "/api/partner/sandbox/verify")).status).toBe(200);
-    const wrong = await signedJson(h, sandbox, "GET", "/api/partner/status");
+    const wrong = await signedJson(h, sandbox, "GET", "/api/partner/token-status");
     expect(wrong.status).toBe(403);
     expect(wrong.body.message).toContain("/api/partner/sandbox/");
     expect(wrong.body.message).toContain("herald keys create --partner 'Local Dev' --mode live --scopes credit,debit,donation,ledger,read,users,webhooks");

@@ -127,7 +127,7 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     expect(await row(e.h, "SELECT count(*) AS n FROM wallet_links WHERE wallet_address = ?", wallet(1))).toEqual({ n: 1 });
   });
 
-  test("status and usage count this key's own requests, and a sandbox key is refused", async () => {
+  test("status and usage count this key's own requests; a sandbox key sees only its own", async () => {
     const key = await createKey(e.h, { partner: "Acme", mode: "live", scopes: ["read"] });
     for (let i = 0; i < 3; i++) expect((await signedJson(e.h, key, "GET", "/api/partner/users?limit=1")).status).toBe(200);
     expect((await signedJson(e.h, key, "GET", "/api/partner/users/999999")).status).toBe(404);
@@ -157,7 +157,10 @@ describe(`partner over HTTP (${TARGET.label})`, () => {
     expect(byPath).toEqual({ "/api/partner/users": 3, "/api/partner/users/:user_id": 1, "/api/partner/status": 1 });
     expectRefusal(await signedJson(e.h, key, "GET", "/api/partner/analytics/usage?hours=0"), 400, "invalid_query");
 
+    // A sandbox key of the same partner reads its own status and traffic, none of the live key's.
     const sandbox = await createKey(e.h, { partner: "Acme", mode: "sandbox" });
-    expectRefusal(await signedJson(e.h, sandbox, "GET", "/api/partner/status"), 403, "forbidden");
+    const sandboxStatus = await signedJson(e.h, sandbox, "GET", "/api/partner/status");
+    expect(sandboxStatus.status).toBe(200);
+    expect(sandboxStatus.body).toMatchObject({ key_id: sandbox.keyId, key_mode: "sandbox", request_metrics: { total_requests: 0, error_requests: 0 } });
   });
 });

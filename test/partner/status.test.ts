@@ -88,12 +88,13 @@ describe("partner status", () => {
     expect(later.body.webhook_delivery_health.dead_letter_events).toBe(1);
   });
 
-  test("unsigned 401; sandbox key 403; any live key may call it", async () => {
+  test("unsigned 401; any key may call it, a sandbox key too (key_mode sandbox)", async () => {
     h = await openTestApp();
     expect((await h.json("/api/partner/status")).status).toBe(401);
-    const sandbox = await status(h, await createKey(h, { mode: "sandbox" }));
-    expect(sandbox.status).toBe(403);
-    expect(sandbox.body.error).toBe("forbidden");
+    const sandboxKey = await createKey(h, { mode: "sandbox" });
+    const sandbox = await status(h, sandboxKey);
+    expect(sandbox.status).toBe(200);
+    expect(sandbox.body).toMatchObject({ key_id: sandboxKey.keyId, key_mode: "sandbox" });
     expect((await status(h, await createKey(h, { scopes: ["webhooks"] }))).status).toBe(200);
     expect((await signedJson(h, await createKey(h), "GET", "/api/partner/status?include_meta=1")).body.meta).toBeDefined();
   });

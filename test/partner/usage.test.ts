@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { bucketOf, bucketValueUs, MAX_RELATIVE_ERROR } from "../../src/http/request-log/histogram";
-import { openTestApp, type TestApp } from "../support/app";
+import { afterResponses, openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 import { insertLog, minutesAgo, nearestRank, seedSample } from "./request-log-rows";
 
@@ -162,14 +162,20 @@ describe("usage analytics", () => {
     expect(r.body.error).toBe("invalid_query");
   });
 
-  test("hours=720 is accepted; no scope needed; unsigned 401; sandbox key 403", async () => {
+  test("hours=720 is accepted; no scope needed; unsigned 401; a sandbox key reads its own practice calls", async () => {
     h = await openTestApp();
-    const r = await usage(h, await createKey(h, { scopes: ["read"] }), "?hours=720");
+    const live = await createKey(h, { scopes: ["read"] });
+    const r = await usage(h, live, "?hours=720");
     expect(r.status).toBe(200);
     expect(r.body.window.hours).toBe(720);
     expect((await h.json("/api/partner/analytics/usage")).status).toBe(401);
-    const sandbox = await usage(h, await createKey(h, { mode: "sandbox" }));
-    expect(sandbox.status).toBe(403);
-    expect(sandbox.body.error).toBe("forbidden");
+    // The promotion report's error-rate check links here: a sandbox key sees its own calls, never the live key's.
+    const sandboxKey = await createKey(h, { mode: "sandbox" });
+    expect((await signedJson(h, sandboxKey, "GET", "/api/partner/sandbox/verify")).status).toBe(200);
+    expect((await signedJson(h, sandboxKey, "GET", "/api/partner/sandbox/users/999999")).status).toBe(404);
+    await afterResponses(10);
+    const sandbox = await usage(h, sandboxKey);
+    expect(sandbox.status).toBe(200);
+    expect(sandbox.body.request_metrics).toMatchObject({ total_requests: 2, success_requests: 1, error_requests: 1 });
   });
 });

@@ -43,7 +43,12 @@ export class RateLimiter {
     this.span = Math.round(windowMs / 1000);
   }
 
-  hit(group: string, subject: string, limit: number): RateDecision {
+  /** What `hit` would answer, without counting a request: whether one more is admitted now. */
+  peek(group: string, subject: string, limit: number): RateDecision {
+    return this.hit(group, subject, limit, false);
+  }
+
+  hit(group: string, subject: string, limit: number, count = true): RateDecision {
     const now = epochMs(this.clock);
     const second = Math.floor(now / 1000);
     this.sweep(second);
@@ -60,7 +65,7 @@ export class RateLimiter {
       counts.shift();
     }
     const allowed = log.total + 1 <= limit;
-    if (allowed) {
+    if (allowed && count) {
       const last = seconds.length - 1;
       if (last >= 0 && seconds[last] === second) counts[last]!++;
       else {

@@ -1,4 +1,4 @@
-// Audit (2026-11-29): the transparency endpoints, over the planted dev-rpc world, against the spec's field lists.
+// Spec conformance: the transparency endpoints, over the planted dev-rpc world, against the spec's field lists.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { job, P, plantedRun, plantedWorld, type AuditWorld } from "../transparency/support";
 

@@ -1,4 +1,4 @@
-// Audit (2026-11-29): partner webhooks, deliveries, dead letters and replay against the service interface.
+// Spec conformance: partner webhooks, deliveries, dead letters and replay against the service interface.
 import { afterEach, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { openTestApp, type TestApp } from "../support/app";

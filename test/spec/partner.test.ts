@@ -1,5 +1,5 @@
-// Audit (2026-11-29): the partner API against concrete statements of the service interface. Each test names
-// the spec lines it checks; all pass on the code audited (failing findings live in failing.test.ts).
+// Spec conformance: the partner API against concrete statements of the service interface. Each test names
+// the spec lines it checks.
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedInit, signedJson, type TestKey } from "../support/partner";

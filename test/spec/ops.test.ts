@@ -1,4 +1,4 @@
-// Audit (2026-11-29): admin operations parameters of the service interface ("Admin operations", "Limits").
+// Spec conformance: admin operations parameters of the service interface ("Admin operations", "Limits").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson } from "../support/partner";

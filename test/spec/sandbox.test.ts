@@ -1,4 +1,4 @@
-// Audit (2026-11-29): the sandbox variants' extra fields (spec "Sandbox operations" and the resource notes).
+// Spec conformance: the sandbox variants' extra fields (spec "Sandbox operations" and the resource notes).
 import { afterEach, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";

@@ -1,4 +1,4 @@
-// Audit (2026-11-29): the audio-share-link API against the service interface.
+// Spec conformance: the audio-share-link API against the service interface.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { jsonInit, openTestApp, type TestApp } from "../support/app";

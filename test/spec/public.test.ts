@@ -1,4 +1,4 @@
-// Audit (2026-11-29): public status, proofs and conventions against the service interface.
+// Spec conformance: public status, proofs and conventions against the service interface.
 import { afterEach, describe, expect, test } from "bun:test";
 import { jsonInit, openTestApp, type TestApp } from "../support/app";
 
