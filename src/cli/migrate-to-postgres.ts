@@ -79,18 +79,16 @@ function progressReporter(json: boolean) {
   const tty = process.stderr.isTTY === true;
   let lastLine = 0;
   let started = performance.now();
-  let startedAt = 0;
   return {
-    table(p: TablePlan, already: number) {
+    table(p: TablePlan) {
       started = performance.now();
-      startedAt = already;
       if (!json) process.stderr.write(`${p.name}: ${p.rows.toLocaleString("en-US")} rows\n`);
     },
     batch(p: Progress) {
       const now = performance.now();
       if (!tty && now - lastLine < 5_000 && p.copied < p.total) return;
       lastLine = now;
-      const rate = (p.copied - startedAt) / Math.max(0.001, (now - started) / 1000);
+      const rate = p.now / Math.max(0.001, (now - started) / 1000);
       const eta = rate > 0 ? Math.ceil((p.total - p.copied) / rate) : 0;
       const pct = p.total ? Math.min(100, Math.floor((p.copied * 100) / p.total)) : 100;
       const bar = "#".repeat(Math.floor(pct / 5)).padEnd(20, ".");
@@ -229,7 +227,7 @@ export async function migrateToPostgresCommand(config: Config, args: ParsedArgs,
     let copiedNow = 0;
     const replaced = new Map<string, number>();
     for (const plan of plans) {
-      report.table(plan, 0);
+      report.table(plan);
       const r = await copyTable(source, target, plan, sourceId, batch, (p) => report.batch(p), replaced);
       copied[plan.name] = r.copied;
       copiedNow += r.now;

@@ -132,6 +132,8 @@ export function changesSince(done: CompletedCopy, counts: Record<string, number>
 export interface Progress {
   table: string;
   copied: number;
+  /** Of `copied`, the rows this run copied: a resumed copy's rate is theirs, not the earlier run's too. */
+  now: number;
   total: number;
 }
 
@@ -193,7 +195,7 @@ export async function copyTable(
     after = last;
     copied += rows.length;
     now += rows.length;
-    onBatch({ table: plan.name, copied, total: plan.rows });
+    onBatch({ table: plan.name, copied, now, total: plan.rows });
   }
   await target.run(
     `INSERT INTO herald_copy_progress (table_name, last_rowid, copied, done, source) VALUES (?, ?, ?, 1, ?)
