@@ -3,7 +3,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import { NotFoundError, ValidationError } from "../../http/errors/errors";
-import { pageOf, type PageRequest } from "../../http/pagination";
+import type { PageRequest } from "../../http/pagination";
 import { auditOperator } from "../../auth/audit";
 import { schemaView } from "../../http/schema-view";
 import { MaintenanceWindow } from "../model";
@@ -38,8 +38,7 @@ export function isoOrThrow(field: string, v: string): string {
 }
 
 export async function listMaintenance(ctx: AppContext, page: PageRequest) {
-  const rows = await windowPage(ctx.store, page.after, page.limit + 1, page.offset);
-  const p = pageOf(rows, page, (r) => r.id);
+  const p = await windowPage(ctx.store, page);
   const now = ctx.clock.now().toISOString();
   return { ...p, items: p.items.map((r) => adminWindowView(r, now)) };
 }

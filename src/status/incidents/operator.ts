@@ -4,7 +4,7 @@ import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
-import { pageOf, type PageRequest } from "../../http/pagination";
+import type { PageRequest } from "../../http/pagination";
 import { isWorse } from "../checks/types";
 import { findIncident, viewsOf, type IncidentRow, type IncidentView } from "./incidents";
 import {
@@ -213,14 +213,7 @@ export async function editOperatorIncident(ctx: AppContext, admin: AdminRequest,
 
 /** Every incident (both sources, any age still kept), newest first, keyset-paged by id. */
 export async function listAdminIncidents(ctx: AppContext, page: PageRequest, f: Pick<typeof M.incidentListQuery.static, "source" | "status">) {
-  const rows = await adminIncidentPage(ctx.store, {
-    after: page.after,
-    source: f.source ?? null,
-    status: f.status ?? null,
-    limit: page.limit + 1,
-    offset: page.offset,
-  });
-  const p = pageOf(rows, page, (r) => r.id);
+  const p = await adminIncidentPage(ctx.store, page, f.source ?? null, f.status ?? null);
   return { ...p, items: await viewsOf(ctx.store, p.items, ctx.clock.now()) };
 }
 

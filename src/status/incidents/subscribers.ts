@@ -3,7 +3,7 @@ import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
-import { pageOf, type PageRequest } from "../../http/pagination";
+import type { PageRequest } from "../../http/pagination";
 import { checkTargetUrl, targetPolicyOf, WebhookSecrets } from "../../webhooks/service";
 import { schemaView } from "../../http/schema-view";
 import { Subscriber } from "../model-admin";
@@ -97,8 +97,7 @@ export async function createSubscriber(
 }
 
 export async function listSubscribers(ctx: AppContext, page: PageRequest) {
-  const rows = await subscriberPage(ctx.store, page.after, page.limit + 1, page.offset);
-  const p = pageOf(rows, page, (r) => r.id);
+  const p = await subscriberPage(ctx.store, page);
   const items: SubscriberView[] = [];
   for (const r of p.items) items.push(await view(ctx.store, r));
   return { ...p, items };

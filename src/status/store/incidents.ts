@@ -1,6 +1,8 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
 import { changed, countOf, insertedId, placeholders, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
+import type { PageRequest } from "../../http/pagination";
+import { newestFirst } from "./newest-first";
 import type { statusIncidentUpdates, statusIncidents } from "../tables";
 
 // status_incidents and status_incident_updates: incidents of both sources (automatic ones follow the snapshots,
@@ -149,16 +151,10 @@ export function openIncidentRows(q: Queryable): Promise<IncidentRow[]> {
 }
 
 /** Keyset page by id (newest first), with optional source and open/resolved filters (NULL switches one off). */
-export function adminIncidentPage(
-  q: Queryable,
-  f: { after: number | null; source: string | null; status: string | null; limit: number; offset: number },
-): Promise<IncidentRow[]> {
-  return q.all<IncidentRow>(
-    `SELECT * FROM status_incidents WHERE (CAST(? AS bigint) IS NULL OR id < ?) AND (CAST(? AS text) IS NULL OR source = ?)
-       AND (CAST(? AS text) IS NULL OR (CAST(? AS text) = 'open' AND ended_at IS NULL) OR (CAST(? AS text) = 'resolved' AND ended_at IS NOT NULL))
-     ORDER BY id DESC LIMIT ? OFFSET ?`,
-    [f.after, f.after, f.source, f.source, f.status, f.status, f.status, f.limit, f.offset],
-  );
+export function adminIncidentPage(q: Queryable, page: PageRequest, source: string | null, status: string | null) {
+  const filter = ` AND (CAST(? AS text) IS NULL OR source = ?)
+       AND (CAST(? AS text) IS NULL OR (CAST(? AS text) = 'open' AND ended_at IS NULL) OR (CAST(? AS text) = 'resolved' AND ended_at IS NOT NULL))`;
+  return newestFirst<IncidentRow>(q, "status_incidents", page, filter, [source, source, status, status, status]);
 }
 
 export interface WindowFilter {

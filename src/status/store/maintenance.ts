@@ -1,20 +1,14 @@
 import type { Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
+import type { PageRequest } from "../../http/pagination";
+import { newestFirst } from "./newest-first";
 import type { statusMaintenanceWindows } from "../tables";
 
 // status_maintenance_windows: admin-defined windows, left out of uptime by default.
 
 export type WindowRow = RowOf<typeof statusMaintenanceWindows>;
 
-/** Keyset page by id, newest first. */
-export function windowPage(q: Queryable, after: number | null, limit: number, offset: number): Promise<WindowRow[]> {
-  return q.all<WindowRow>("SELECT * FROM status_maintenance_windows WHERE (CAST(? AS bigint) IS NULL OR id < ?) ORDER BY id DESC LIMIT ? OFFSET ?", [
-    after,
-    after,
-    limit,
-    offset,
-  ]);
-}
+export const windowPage = (q: Queryable, page: PageRequest) => newestFirst<WindowRow>(q, "status_maintenance_windows", page);
 
 export async function insertWindow(t: Queryable, w: Omit<WindowRow, "id">): Promise<WindowRow> {
   return (await t.get<WindowRow>(

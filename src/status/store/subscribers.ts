@@ -1,6 +1,8 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
 import { changed, countOf, type Dialect, type Param, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
+import type { PageRequest } from "../../http/pagination";
+import { newestFirst } from "./newest-first";
 import type { statusSubscriberDeliveries, statusSubscribers } from "../tables";
 
 // status_subscribers and their outbox, status_subscriber_deliveries: who receives incident events, what is queued
@@ -36,14 +38,7 @@ export async function setSubscriberSecret(t: Queryable, id: number, ciphertext: 
   await t.run("UPDATE status_subscribers SET secret_ciphertext = ? WHERE id = ?", [ciphertext, id]);
 }
 
-export function subscriberPage(q: Queryable, after: number | null, limit: number, offset: number): Promise<SubscriberRow[]> {
-  return q.all<SubscriberRow>("SELECT * FROM status_subscribers WHERE (CAST(? AS bigint) IS NULL OR id < ?) ORDER BY id DESC LIMIT ? OFFSET ?", [
-    after,
-    after,
-    limit,
-    offset,
-  ]);
-}
+export const subscriberPage = (q: Queryable, page: PageRequest) => newestFirst<SubscriberRow>(q, "status_subscribers", page);
 
 export async function deleteSubscriberRows(t: Queryable, id: number): Promise<void> {
   await t.run("DELETE FROM status_subscriber_deliveries WHERE subscriber_id = ?", [id]);

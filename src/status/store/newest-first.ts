@@ -1,0 +1,14 @@
+import type { Param, Queryable } from "../../db/port";
+import { pageOf, type PageRequest } from "../../http/pagination";
+
+/** The operators' lists: a keyset page of `table` by id, newest first; `filter` adds ` AND …` conditions with their parameters. */
+export async function newestFirst<R extends { id: number }>(q: Queryable, table: string, page: PageRequest, filter = "", params: Param[] = []) {
+  const rows = await q.all<R>(`SELECT * FROM ${table} WHERE (CAST(? AS bigint) IS NULL OR id < ?)${filter} ORDER BY id DESC LIMIT ? OFFSET ?`, [
+    page.after,
+    page.after,
+    ...params,
+    page.limit + 1,
+    page.offset,
+  ]);
+  return pageOf(rows, page, (r) => r.id);
+}
