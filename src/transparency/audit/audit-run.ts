@@ -278,10 +278,8 @@ async function examineAuthorities(ctx: AppContext, mint: string, after: number, 
   const findings: Finding[] = [];
   let mark = after;
   let previous = null as Awaited<ReturnType<typeof authoritySnapshotBefore>>;
-  let first = true;
   for (const a of await authoritySnapshotsAfter(ctx.store, mint, after)) {
-    const p = first ? await authoritySnapshotBefore(ctx.store, mint, a.id) : previous;
-    first = false;
+    const p = previous ?? (await authoritySnapshotBefore(ctx.store, mint, a.id));
     previous = a;
     mark = a.id;
     const facts = (x: NonNullable<typeof p>) => ({ mintAuthority: x.mint_authority, freezeAuthority: x.freeze_authority, mismatch: x.mismatch === 1 });

@@ -52,6 +52,13 @@ const rowFilters = {
 const pct = (name: string) =>
   t.Optional(t.Number({ minimum: 0, maximum: 10_000, description: `${name}: percent, 0 to 10000, at most two decimal places; default the stored threshold` }));
 
+/** alerts.json and alerts.csv: the run and the thresholds it is judged by. */
+const alertQuery = {
+  run: selector("the run to evaluate, default latest"),
+  sigs_increase_threshold_pct: pct("rise in signatures with anomalies that alerts"),
+  rows_increase_threshold_pct: pct("rise in rows examined that alerts"),
+};
+
 export const AuditQuery = {
   summary: t.Object({
     run: selector("the run to summarise, default latest"),
@@ -68,19 +75,8 @@ export const AuditQuery = {
     limit: intQuery({ minimum: 1, maximum: 1000, defaultValue: 30, description: "points (runs)" }),
     include_meta: t.Optional(t.String()),
   }),
-  alerts: t.Object({
-    run: selector("the run to evaluate, default latest"),
-    sigs_increase_threshold_pct: pct("rise in signatures with anomalies that alerts"),
-    rows_increase_threshold_pct: pct("rise in rows examined that alerts"),
-    include_recommendations: Flag("add recommendations (default 0)"),
-    include_meta: t.Optional(t.String()),
-  }),
-  alertsCsv: t.Object({
-    run: selector("the run to evaluate, default latest"),
-    sigs_increase_threshold_pct: pct("rise in signatures with anomalies that alerts"),
-    rows_increase_threshold_pct: pct("rise in rows examined that alerts"),
-    include_meta: t.Optional(t.String({ description: "accepted as on every route; a CSV has no meta" })),
-  }),
+  alerts: t.Object({ ...alertQuery, include_recommendations: Flag("add recommendations (default 0)"), include_meta: t.Optional(t.String()) }),
+  alertsCsv: t.Object({ ...alertQuery, include_meta: t.Optional(t.String({ description: "accepted as on every route; a CSV has no meta" })) }),
   compare: t.Object({
     run_a: selector("the earlier run, default previous"),
     run_b: selector("the later run, default latest"),

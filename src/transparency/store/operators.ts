@@ -1,4 +1,4 @@
-import { countOf, insertedId, placeholders, type Queryable } from "../../db/port";
+import { changed, countOf, insertedId, placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import { auditThresholdHistory, type auditTriage, declaredMovements } from "../tables";
 import { columnsOf } from "./columns";
@@ -42,13 +42,12 @@ export async function insertDeclaration(t: Queryable, d: NewDeclaration): Promis
 
 /** Retracts an active declaration; false when it was retracted already (by this request's race, or before). */
 export async function retract(t: Queryable, id: number, at: string, by: string, reason: string): Promise<boolean> {
-  const r = await t.run("UPDATE declared_movements SET retracted_at = ?, retracted_by = ?, retract_reason = ? WHERE id = ? AND retracted_at IS NULL", [
+  return changed(t, "UPDATE declared_movements SET retracted_at = ?, retracted_by = ?, retract_reason = ? WHERE id = ? AND retracted_at IS NULL", [
     at,
     by,
     reason,
     id,
   ]);
-  return r.changes === 1;
 }
 
 // ---- thresholds

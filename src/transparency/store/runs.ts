@@ -1,4 +1,4 @@
-import { countOf, insertedId, type Param, type Queryable } from "../../db/port";
+import { changed, countOf, insertedId, type Param, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { auditRuns } from "../tables";
 
@@ -160,13 +160,13 @@ export async function completeRun(t: Queryable, runId: number, c: Completion): P
   );
   const marks = [c.marks.token, c.marks.authority, c.marks.sync];
   const params: Param[] = [c.finishedAt, c.rows, c.sigs, c.overall, c.severityCounts, c.typeCounts, c.maxAbsDeltaRaw, c.transactions, ...marks, runId];
-  const done = await t.run(
+  return changed(
+    t,
     `UPDATE audit_runs SET is_complete = 1, finished_at = ?, rows_total = ?, signatures_with_anomalies = ?, overall = ?, severity_counts = ?, type_counts = ?,
        max_abs_delta_raw = ?, transactions_examined = ?, last_token_snapshot_id = ?, last_authority_snapshot_id = ?, last_sync_run_id = ?
      WHERE id = ? AND is_complete = 0 AND error IS NULL`,
     params,
   );
-  return done.changes === 1;
 }
 
 export async function failRun(t: Queryable, runId: number, error: string, finishedAt: string, rows: number): Promise<void> {
