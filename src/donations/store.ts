@@ -5,7 +5,7 @@ import type { donationClaims } from "./tables";
 
 // donation_claims and email_outbox: the only SQL that touches them.
 
-export type ClaimRow = Omit<RowOf<typeof donationClaims>, "status"> & { status: "issued" | "redeemed" | "cancelled" };
+export type ClaimRow = RowOf<typeof donationClaims>;
 
 export async function insertClaim(
   t: Queryable,

@@ -24,11 +24,7 @@ export const donationClaims = sqliteTable(
   (t) => [uniqueIndex("donation_claims_code_idx").on(t.claimCode), index("donation_claims_owner_idx").on(t.partner, t.mode, t.id)],
 );
 
-/**
- * Outgoing email, recorded instead of sent: Herald has no SMTP here. A delivery worker (or an operator export)
- * takes rows from this table. A claim's `email_sent` is true only when a sender really delivered; queued rows
- * leave it false (email_status says "queued").
- */
+/** Outgoing email, recorded instead of sent (Herald has no SMTP): outboxEmailSender, src/donations/email.ts. */
 export const emailOutbox = sqliteTable("email_outbox", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   toAddress: text("to_address").notNull(),

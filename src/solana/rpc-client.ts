@@ -197,10 +197,7 @@ export class ChainClient {
     return this.call("getTransaction", (ep) => ep.connection.getParsedTransaction(signature, { maxSupportedTransactionVersion: 0, commitment: "confirmed" }));
   }
 
-  /**
-   * Every token account of the mint, amounts only, streamed. `begin` is called once per attempt and returns a
-   * fresh sink: a retry after a half-read reply must not count the first half twice.
-   */
+  /** Every token account of the mint, amounts only, streamed (a fresh sink per attempt: ScanRequest.begin). */
   scanTokenAccounts(req: ScanRequest): Promise<CallResult<ScanResult>> {
     return this.call("getProgramAccounts", (ep) => streamProgramAccounts(ep.url, req, this.deps.chain.rpc.scanTimeoutMs));
   }

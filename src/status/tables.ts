@@ -34,12 +34,8 @@ export const statusSnapshots = sqliteTable(
 );
 
 /**
- * An incident, of one of two sources sharing one id space (so a page anchor, a feed guid and a webhook event
- * name an incident unambiguously):
- * - `automatic`: a period during which overall was not ok, opened by a snapshot's transition into warn/bad and
- *   closed by one back to ok (src/status/incidents/incidents.ts). At most one is open at a time.
- * - `operator`: written by an operator through /admin/status/incidents, with a title, affected components and
- *   updates (investigating → identified → monitoring → resolved); resolved by its last update.
+ * An incident, automatic (src/status/incidents/incidents.ts) or operator (src/status/incidents/operator.ts): one id
+ * space for both, so a page anchor, a feed guid and a webhook event name an incident unambiguously.
  */
 export const statusIncidents = sqliteTable(
   "status_incidents",

@@ -51,7 +51,6 @@ export async function uptimeSource(ctx: AppContext, hours: number, cache?: Uptim
   const end = ctx.clock.now().getTime();
   const start = end - hours * 3_600_000;
   const maxGapMs = loadPolicy(ctx).policy.checks.uptime.max_sample_gap_seconds * 1000;
-  // What a cached source depends on, besides the clock: the latest snapshot and the maintenance windows.
   const key = cache ? `${maxGapMs}|${await uptimeInputsKey(ctx.store)}` : "";
   const hit = cache?.get(key, start, end);
   if (hit) return hit;

@@ -13,7 +13,7 @@ import { componentSource, dailyBars, observedSince, uptimeFrom, uptimeSource, ty
 
 // GET /status: the human status page. Server-rendered HTML with inline CSS — no build step, no JavaScript,
 // readable in a text browser. Everything on it comes from the same verbs as the JSON API, so the page and
-// the API cannot disagree; this file gathers the data, page-templates.ts renders it (escaped).
+// the API cannot disagree; this file gathers the data, templates.ts renders it (escaped).
 
 const HEADLINE: Record<Level, string> = {
   ok: "All systems operational",
