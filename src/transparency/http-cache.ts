@@ -72,11 +72,9 @@ export function answerStream(a: AnswerContext, seed: string, contentType: string
 }
 
 /**
- * Finished answers of the audit routes by request target, valid for one audit data version. Every change to the
- * data bumps audit_state.version in its own transaction, and each request takes the version first (from memory,
- * re-read at most every second: src/transparency/state.ts), so an entry is never served for other data once the
- * version moved — also when another instance made the change. Bounded (oldest dropped first); per-process memory,
- * which docs/design.md §8 allows for caches.
+ * Finished answers of the audit routes by request target, valid for one audit data version (state.ts: how each
+ * request takes it, another instance's changes included). Bounded (oldest dropped first); per-process memory, which
+ * docs/design.md §8 allows for caches.
  */
 export class AnswerCache {
   private readonly entries = new Map<string, { version: number; body: Uint8Array; etag: string; contentType: string; extra: Record<string, string> }>();

@@ -11,11 +11,9 @@ import { UptimeCache } from "../status/service";
 import { trustDashboard, trustDocument } from "./service";
 
 /**
- * /trust.json, the trust dashboard and the audit-anomaly routes. Every answer carries Cache-Control
- * public, max-age=60 (spec: "cache transparency snapshots at least 60 seconds"), a strong ETag and
- * Last-Modified, and is 304 on a matching If-None-Match or If-Modified-Since. The two live documents are computed
- * per request but dated by the last change of their content (ContentDates), so they revalidate until it changes;
- * the audit answers are dated by the last change of the audit data.
+ * /trust.json, the trust dashboard and the audit-anomaly routes, all with http-cache.ts's validators. The two live
+ * documents are computed per request but dated by the last change of their content (ContentDates), so they
+ * revalidate until it changes; the audit answers are dated by the last change of the audit data.
  */
 const dated = conditionalGet("etag", "last-modified");
 

@@ -322,10 +322,7 @@ async function examineSyncRuns(ctx: AppContext, mint: string, after: number, lim
   return { findings, mark: runs.length ? runs[runs.length - 1]!.id : after };
 }
 
-/**
- * Completes the run: aggregates, watermarks and the examined signatures in one transaction. A run overtaken by a
- * newer one (it ran past IN_PROGRESS_MINUTES) fails instead, so that complete runs commit in id order.
- */
+/** Aggregates, watermarks and the examined signatures in one transaction; an overtaken run fails instead (see the top). */
 async function completeRun(ctx: AppContext, runId: number, agg: Aggregates, marks: Watermarks): Promise<void> {
   const now = ctx.clock.now().toISOString();
   await ctx.store.tx(async (t) => {

@@ -56,8 +56,7 @@ const route =
 
 export function auditRoutes(ctx: AppContext) {
   const now = () => ctx.clock.now();
-  // Answers are built once per audit data version and request target (http-cache.ts AnswerCache): a poller's
-  // request reads the version from memory (state.ts) and the cache. include_meta answers are per request, never cached.
+  // One answer per audit data version and request target (http-cache.ts AnswerCache); include_meta ones are never cached.
   const cache = new AnswerCache();
   const json = async (request: Request, headers: Record<string, unknown>, build: () => Promise<Record<string, unknown>>): Promise<Response> => {
     const state = await auditState(ctx);
