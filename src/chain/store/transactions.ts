@@ -2,9 +2,8 @@ import { changed, countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { chainSyncCursors, chainTransactions } from "../tables";
 
-// chain_transactions and chain_sync_cursors: what transaction-sync stores and where it resumes. A signature is
-// stored once, ever (its primary key; a repeated insert does nothing), and a cursor only moves forward, so two
-// sync runs that overlap store each transaction once and never move a cursor back.
+// chain_transactions and chain_sync_cursors: what transaction-sync stores and where it resumes (tx-sync.ts says how
+// overlapping runs stay safe: insertTransaction and moveCursor below).
 
 export type TransactionRow = RowOf<typeof chainTransactions>;
 export type CursorRow = RowOf<typeof chainSyncCursors>;
