@@ -3,8 +3,8 @@ import { linkCounts } from "../../src/audio-share/store/links";
 import { hostLatest } from "../../src/chain/store/rpc-calls";
 import { failuresSince } from "../../src/jobs/store";
 import { recentErrors } from "../../src/messenger/store/bot";
-import { campaignHasSpins, spinIdBounds } from "../../src/messenger/store/fair";
-import { gridIdBounds } from "../../src/messenger/store/grids";
+import { campaignHasSpins } from "../../src/messenger/store/fair";
+import { idBounds } from "../../src/messenger/store/id-search";
 import { countPlayers, playersAhead } from "../../src/messenger/store/players";
 import { countClaimsOf } from "../../src/messenger/store/promos";
 import { auditTargetsWithRequestId } from "../../src/messenger/store/read-models";
@@ -77,8 +77,8 @@ describe("statements rewritten to follow an index", () => {
   test("a player's rank: two ranges of messenger_players_points_idx", () => expectServed((s) => playersAhead(s, 10, 42), "messenger_players_points_idx"));
   test("the spins' and grids' id bounds: a step down each end of the primary key", async () => {
     const pkey = h.ctx.store.dialect === "postgres" ? /_pkey/ : /SEARCH messenger_(spins|grids)/;
-    await expectServed((s) => spinIdBounds(s), pkey);
-    await expectServed((s) => gridIdBounds(s), pkey);
+    await expectServed((s) => idBounds(s, "messenger_spins"), pkey);
+    await expectServed((s) => idBounds(s, "messenger_grids"), pkey);
   });
 });
 

@@ -10,8 +10,9 @@ import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import type { StoredSegment } from "../config/cache";
 import { wheelSegmentsText } from "../store/config";
-import { spinCounts, spinCreatedFrom, spinIdBounds } from "../store/fair";
-import { gridCounts, gridCreatedFrom, gridIdBounds } from "../store/grids";
+import { spinCounts } from "../store/fair";
+import { gridCounts } from "../store/grids";
+import { createdAtFrom, type IdTable, idBounds } from "../store/id-search";
 import { AMOUNT_KINDS, WHEEL_CAMPAIGN } from "../catalog";
 import { gameFigures, valueOf, zero } from "./overview";
 import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
@@ -19,22 +20,15 @@ import { resolveWindow, type ReportWindow, type WindowQuery } from "./window";
 export const GAME_STATS_DEFAULT_DAYS = 7;
 export const SCAN_LIMIT = 200_000;
 
-type IdTable = {
-  bounds: (q: Queryable) => Promise<{ lo: number | null; hi: number | null } | null>;
-  createdFrom: (q: Queryable, id: number) => Promise<{ created_at: string } | null>;
-};
-const SPINS: IdTable = { bounds: spinIdBounds, createdFrom: spinCreatedFrom };
-const GRIDS: IdTable = { bounds: gridIdBounds, createdFrom: gridCreatedFrom };
-
 /** The smallest id whose row (and every later one) has created_at >= iso; max id + 1 when none. */
 async function firstIdFrom(q: Queryable, table: IdTable, iso: string): Promise<number> {
-  const bounds = await table.bounds(q);
+  const bounds = await idBounds(q, table);
   if (!bounds || bounds.lo === null || bounds.hi === null) return 1;
   let lo = bounds.lo;
   let hi = bounds.hi + 1;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    const row = await table.createdFrom(q, mid);
+    const row = await createdAtFrom(q, table, mid);
     if (!row || row.created_at >= iso) hi = mid;
     else lo = mid + 1;
   }
@@ -74,7 +68,7 @@ const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 *
 
 /** Per campaign: spins, how they were paid, and each segment's observed count and share against its weight. */
 export async function wheelSegments(ctx: AppContext, w: ReportWindow) {
-  const ids = await windowIds(ctx.store, SPINS, w);
+  const ids = await windowIds(ctx.store, "messenger_spins", w);
   const rows = await spinCounts(ctx.store, ids.from, ids.to);
   const byCampaign = new Map<string, typeof rows>();
   for (const r of rows) (byCampaign.get(r.campaign_key) ?? byCampaign.set(r.campaign_key, []).get(r.campaign_key)!).push(r);
@@ -136,7 +130,7 @@ export async function spinWheelStats(ctx: AppContext, query: WindowQuery) {
 export async function reconGridStats(ctx: AppContext, query: WindowQuery) {
   const w = resolveWindow(query, ctx.clock.now(), GAME_STATS_DEFAULT_DAYS);
   const { games } = await gameFigures(ctx, w, ["recon_grid"]);
-  const ids = await windowIds(ctx.store, GRIDS, w);
+  const ids = await windowIds(ctx.store, "messenger_grids", w);
   const rows = await gridCounts(ctx.store, ids.from, ids.to);
   const by = (s: string) => rows.find((r) => r.status === s) ?? { n: 0, reveals: 0 };
   const started = rows.reduce((n, r) => n + r.n, 0);

@@ -3,7 +3,8 @@ import type { RowOf } from "../../db/rows";
 import type { messengerSeedCommitments, messengerSeeds, messengerSpins } from "../tables";
 
 // The spin wheel's provably-fair records (messenger_seeds, messenger_seed_commitments, messenger_spins): the only
-// SQL that touches them. Written inside a game action's transaction, after the player's row lock.
+// SQL that touches them but the window search's probes (id-search.ts). Written inside a game action's transaction,
+// after the player's row lock.
 
 export type SeedRow = Omit<RowOf<typeof messengerSeeds>, "status"> & { status: "active" | "revealed" };
 export type CommitmentRow = Pick<RowOf<typeof messengerSeedCommitments>, "server_seed" | "server_seed_hash" | "committed_at">;
@@ -117,16 +118,6 @@ export async function campaignHasSpins(q: Queryable, campaignKey: string): Promi
 
 export const countSpinsOf = (q: Queryable, telegramUserId: number) =>
   countOf(q, "SELECT COUNT(*) AS n FROM messenger_spins WHERE telegram_user_id = ?", [telegramUserId]);
-
-/** The min and max id (the window search's bounds); nulls when there are no spins. */
-export const spinIdBounds = (q: Queryable) =>
-  q.get<{ lo: number | null; hi: number | null }>(
-    // Two scalar subqueries: each is one step down the primary key, where one MIN/MAX pair reads every row.
-    "SELECT (SELECT MIN(id) FROM messenger_spins) AS lo, (SELECT MAX(id) FROM messenger_spins) AS hi",
-  );
-
-export const spinCreatedFrom = (q: Queryable, id: number) =>
-  q.get<Pick<SpinRow, "created_at">>("SELECT created_at FROM messenger_spins WHERE id >= ? ORDER BY id LIMIT 1", [id]);
 
 export const spinCounts = (q: Queryable, fromId: number, toId: number) =>
   q.all<Pick<SpinRow, "campaign_key" | "segment_index" | "paid_with"> & { n: number }>(

@@ -2,8 +2,8 @@ import { countOf, type Queryable, type Statement } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerGrids } from "../tables";
 
-// messenger_grids: the only SQL that touches it. Written inside a game action's transaction, after the player's
-// row lock, so one player's grid changes one request at a time.
+// messenger_grids: the only SQL that touches it but the window search's probes (id-search.ts). Written inside a game
+// action's transaction, after the player's row lock, so one player's grid changes one request at a time.
 
 export type GridRow = Omit<RowOf<typeof messengerGrids>, "status"> & { status: "active" | "completed" | "abandoned" };
 
@@ -36,15 +36,6 @@ export const setRevealedStatement = (id: number, revealed: string, status: GridR
 
 export const countGridsOf = (q: Queryable, telegramUserId: number) =>
   countOf(q, "SELECT COUNT(*) AS n FROM messenger_grids WHERE telegram_user_id = ?", [telegramUserId]);
-
-export const gridIdBounds = (q: Queryable) =>
-  q.get<{ lo: number | null; hi: number | null }>(
-    // Two scalar subqueries: each is one step down the primary key, where one MIN/MAX pair reads every row.
-    "SELECT (SELECT MIN(id) FROM messenger_grids) AS lo, (SELECT MAX(id) FROM messenger_grids) AS hi",
-  );
-
-export const gridCreatedFrom = (q: Queryable, id: number) =>
-  q.get<Pick<GridRow, "created_at">>("SELECT created_at FROM messenger_grids WHERE id >= ? ORDER BY id LIMIT 1", [id]);
 
 /**
  * Grids of an id range per status, with their revealed cells summed. `revealed` is a JSON array of cell numbers
