@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import type { Queryable, Store } from "../../db/port";
+import { placeholders, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerCounters } from "../tables";
 
@@ -24,7 +24,7 @@ export const countersSince = (q: Queryable, sinceHour: string) =>
 /** The rows of some metrics since `sinceHour`, one per hour and label (the bot preview's hourly series). */
 export const counterRowsSince = (q: Queryable, sinceHour: string, metrics: readonly string[]) =>
   q.all<Pick<CounterRow, "hour" | "metric" | "label" | "count">>(
-    `SELECT hour, metric, label, count FROM messenger_counters WHERE hour >= ? AND metric IN (${metrics.map(() => "?").join(", ")})`,
+    `SELECT hour, metric, label, count FROM messenger_counters WHERE hour >= ? AND metric IN (${placeholders(metrics.length)})`,
     [sinceHour, ...metrics],
   );
 

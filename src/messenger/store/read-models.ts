@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { placeholders, type Queryable } from "../../db/port";
 
 // Reads of other domains' tables, each a read model on purpose and allowed by name in
 // test/conventions/layering.test.ts: the rollout checklist's mini-app traffic (request_log) and a manual grant's
@@ -15,9 +15,9 @@ export async function refusalsOnRoutes(
   codes: readonly string[],
 ): Promise<{ total: number; refused: number }> {
   const r = await q.get<{ total: number; refused: number }>(
-    `SELECT COUNT(*) AS total, count(*) FILTER (WHERE error_code IN (${codes.map(() => "?").join(", ")})) AS refused
+    `SELECT COUNT(*) AS total, count(*) FILTER (WHERE error_code IN (${placeholders(codes.length)})) AS refused
      FROM (SELECT route, error_code FROM request_log WHERE at >= ? AND at < ? ORDER BY at DESC LIMIT ?) recent
-     WHERE route IN (${routes.map(() => "?").join(", ")})`,
+     WHERE route IN (${placeholders(routes.length)})`,
     [...codes, w.sinceIso, w.untilIso, w.scan, ...routes],
   );
   return r ?? { total: 0, refused: 0 };

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { placeholders, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { messengerDailyPlayers, messengerDailyStats } from "../tables";
 
@@ -18,7 +18,7 @@ function chunks<T>(rows: T[]): T[][] {
   return out;
 }
 
-const tuples = (n: number, width: number) => Array.from({ length: n }, () => `(${Array.from({ length: width }, () => "?").join(", ")})`).join(", ");
+const tuples = (n: number, width: number) => Array.from({ length: n }, () => `(${placeholders(width)})`).join(", ");
 
 /** The summed columns of messenger_daily_stats, after its key (day, action, game_key). */
 const SUMMED = [
@@ -70,7 +70,7 @@ export async function playerIdsBetween(q: Queryable, from: string, to: string, g
 /** One day's players in some games (a primary-key prefix: day, game_key); a player may come once per game. */
 export async function playerIdsOfDay(q: Queryable, day: string, games: string[]): Promise<number[]> {
   const rows = await q.all<Pick<PlayersRow, "telegram_user_id">>(
-    `SELECT telegram_user_id FROM messenger_daily_players WHERE day = ? AND game_key IN (${games.map(() => "?").join(", ")})`,
+    `SELECT telegram_user_id FROM messenger_daily_players WHERE day = ? AND game_key IN (${placeholders(games.length)})`,
     [day, ...games],
   );
   return rows.map((r) => r.telegram_user_id);
@@ -78,7 +78,7 @@ export async function playerIdsOfDay(q: Queryable, day: string, games: string[])
 
 export const playersPerDayBetween = (q: Queryable, from: string, to: string, games: string[]) =>
   q.all<Pick<PlayersRow, "day"> & { n: number }>(
-    `SELECT day, COUNT(DISTINCT telegram_user_id) AS n FROM messenger_daily_players WHERE day >= ? AND day <= ? AND game_key IN (${games.map(() => "?").join(", ")})
+    `SELECT day, COUNT(DISTINCT telegram_user_id) AS n FROM messenger_daily_players WHERE day >= ? AND day <= ? AND game_key IN (${placeholders(games.length)})
      GROUP BY day`,
     [from, to, ...games],
   );
@@ -87,6 +87,6 @@ export const playersPerDayBetween = (q: Queryable, from: string, to: string, gam
 export const activityOfPlayers = (q: Queryable, ids: number[]) =>
   q.all<Pick<PlayersRow, "telegram_user_id" | "game_key" | "entries"> & { days: number; last_day: string }>(
     `SELECT telegram_user_id, game_key, SUM(entries) AS entries, COUNT(*) AS days, MAX(day) AS last_day FROM messenger_daily_players
-     WHERE telegram_user_id IN (${ids.map(() => "?").join(", ")}) GROUP BY telegram_user_id, game_key`,
+     WHERE telegram_user_id IN (${placeholders(ids.length)}) GROUP BY telegram_user_id, game_key`,
     ids,
   );
