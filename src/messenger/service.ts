@@ -3,15 +3,14 @@ import type { AppContext } from "../context";
 import type { MessengerRequest } from "./identity-plugin";
 import { balancesOf, playerView } from "./players";
 
-export { handleUpdate, ingestUpdate, webhookSecretInvalid, webhookSecretMatches, type TelegramUpdate } from "./bot/webhook";
-export { sendDueBotCalls } from "./bot/outbox";
+export { handleUpdate, webhookSecretInvalid, webhookSecretMatches, type TelegramUpdate } from "./bot/webhook";
 export { gameCatalog, purchaseItem } from "./games/games";
 export { openWelcomeGift, welcomeGiftView } from "./games/welcome-gift";
 export { playWheel, revealedSeeds, wheelStatus } from "./games/wheel";
 export { balancesOf } from "./players";
 export { gridStatus, revealCell, startGrid } from "./games/recon-grid";
-export { claimPromo, createPromo, listPromos } from "./games/promos";
-export { createMission, enroll, listEnrollments, listMissions, missionCatalog, missionHistory, reportProgress } from "./games/missions";
+export { claimPromo } from "./games/promos";
+export { enroll, listEnrollments, missionCatalog, missionHistory, reportProgress } from "./games/missions";
 
 /** What POST /api/messenger/init/verify answers: who the init data says, the stored player, link and balances. */
 export function identityStatus(_ctx: AppContext, m: MessengerRequest) {

@@ -5,11 +5,10 @@
 import { createHash } from "node:crypto";
 import type { Static } from "elysia";
 import type { AppContext } from "../../context";
-import { HANDLED_UPDATE_KINDS } from "../bot/commands";
+import { HANDLED_UPDATE_KINDS, OPEN_MINI_APP } from "../bot/commands";
 import { deadSince, lastUpdateAt, outboxBacklog } from "../store/bot";
 import { WEBHOOK_SECRET_HEADER } from "../bot/webhook";
 import { type BotApiResult, type BotUser, callBotApiRead, type MenuButton, type WebhookInfo } from "../bot/api";
-import { OPEN_MINI_APP } from "../bot/commands";
 import type { ReadinessCheck as ReadinessCheckSchema } from "./bot-model";
 
 export type ReadinessCheck = Static<typeof ReadinessCheckSchema>;
