@@ -49,10 +49,5 @@ const WATCHES = slot("messenger version watches", () => new Map<VersionName, Ver
  */
 export function versionWatch(ctx: AppContext, name: VersionName): VersionWatch {
   const watches = stateOf(ctx, WATCHES);
-  let w = watches.get(name);
-  if (!w) {
-    w = new VersionWatch(ctx, name);
-    watches.set(name, w);
-  }
-  return w;
+  return watches.get(name) ?? watches.set(name, new VersionWatch(ctx, name)).get(name)!;
 }
