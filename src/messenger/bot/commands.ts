@@ -2,6 +2,7 @@
 // player it creates and the replies it queues commit together with the update's record.
 import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
+import type { BotUser } from "./api";
 import { GAMES } from "../catalog";
 import { counted, freeSpinsText, missilesText, pointsText } from "../count-words";
 import type { GamesConfig } from "../config/cache";
@@ -13,14 +14,8 @@ import { getPlayer, getPlayerOrCreate } from "../players";
 import { mergeBotProfile, setReferrer } from "../store/players";
 import { inSavepoint } from "../store/savepoint";
 
-export interface TelegramUser {
-  id: number;
-  is_bot?: boolean;
-  first_name?: string;
-  username?: string;
-  language_code?: string;
-  is_premium?: boolean;
-}
+/** A message's sender: a Telegram user as getMe answers one, with the profile fields the bot stores. */
+export type TelegramUser = BotUser & { language_code?: string; is_premium?: boolean };
 
 export const BOT_COMMANDS = [
   { command: "start", description: "Start, optionally with a parameter from a link (t.me/<bot>?start=…)" },
