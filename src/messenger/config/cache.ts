@@ -1,9 +1,9 @@
 // The operator's games configuration as the player routes read it: audience groups, catalog campaigns and wheel
 // campaigns, loaded in one go and kept per context (AppContext.state). The mini-app catalog is a benchmarked hot
 // path, so a request costs no query for them. Invalidation across instances: every admin write bumps the
-// games_config version in its own transaction (bumpGamesConfigVersion), and each instance re-reads that counter at
-// most once a second (src/messenger/version-watch.ts) and reloads when it moved; a write in this process drops
-// the copy at once (invalidateGamesConfig, after the commit).
+// games_config version in its own transaction (writeGamesConfig), and each instance re-reads that counter at most
+// once a second (src/messenger/version-watch.ts) and reloads when it moved; a write in this process drops the copy
+// at once, after the commit.
 import type { Static } from "elysia";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { type AppContext, slot, stateOf } from "../../context";
@@ -87,16 +87,6 @@ export async function gamesConfig(ctx: AppContext): Promise<GamesConfig> {
   return c.loading;
 }
 
-/** In the admin write's transaction: other instances will reload within a second of the commit. */
-export const bumpGamesConfigVersion = (t: Queryable, at: string) => bumpVersion(t, "games_config", at);
-
-/** After an admin write commits: this process reloads on its next read. */
-export function invalidateGamesConfig(ctx: AppContext): void {
-  const c = stateOf(ctx, CACHE);
-  drop(c);
-  c.watch.reset();
-}
-
 /**
  * One admin write of the configuration in its own transaction. First the version row's lock: configuration writes of
  * every instance run one at a time, so two overlapping campaigns saved at once cannot both pass the overlap check.
@@ -110,14 +100,17 @@ export async function writeGamesConfig<R, V extends Record<string, unknown>>(
 ): Promise<{ view: V; created: boolean }> {
   const now = ctx.clock.now().toISOString();
   const result = await ctx.store.tx(async (t) => {
-    await bumpGamesConfigVersion(t, now);
+    await bumpVersion(t, "games_config", now);
     const { before, row } = await write(t, now);
     const after = audit.view(row, now);
     const action = `${audit.action}.${before ? "update" : "create"}`;
     await auditOperator(t, admin, now, action, audit.target(row), { before: before ? audit.view(before, now) : null, after });
     return { view: after, created: !before };
   });
-  invalidateGamesConfig(ctx);
+  // After the commit: this process reloads on its next read.
+  const c = stateOf(ctx, CACHE);
+  drop(c);
+  c.watch.reset();
   return result;
 }
 
