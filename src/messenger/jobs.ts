@@ -3,21 +3,17 @@ import { sendDueBotCalls } from "./bot/outbox";
 import { foldLedger } from "./daily-stats";
 import { pruneMessenger } from "./prune";
 
-export const BOT_OUTBOX_JOB = "messenger-bot-outbox";
-export const PRUNE_JOB = "messenger-prune";
-export const STATS_FOLD_JOB = "messenger-stats-fold";
-
 /** The messenger's jobs, registered by openContext (src/bootstrap.ts) like every domain's. */
 export function registerMessengerJobs(ctx: AppContext): void {
   ctx.jobs.register({
-    name: STATS_FOLD_JOB,
+    name: "messenger-stats-fold",
     pattern: "*/2 * * * * *",
     description: "Folds new game-ledger rows into the daily aggregates the operators' analytics read; records only runs that folded something",
     quietWhenIdle: true,
     run: async () => ({ idle: (await foldLedger(ctx)) === 0 }),
   });
   ctx.jobs.register({
-    name: BOT_OUTBOX_JOB,
+    name: "messenger-bot-outbox",
     pattern: "* * * * * *",
     description: "Sends queued bot replies to the Bot API (retries with backoff, honours 429 retry_after); records only runs that sent something",
     quietWhenIdle: true,
@@ -25,7 +21,7 @@ export function registerMessengerJobs(ctx: AppContext): void {
     run: async () => ({ idle: (await sendDueBotCalls(ctx)).idle }),
   });
   ctx.jobs.register({
-    name: PRUNE_JOB,
+    name: "messenger-prune",
     pattern: "0 23 4 * * *",
     description:
       "Deletes bot updates older than 7 days (Telegram redelivers for 24 h at most), sent or dead bot replies older than 30 days, hourly counters older than 90 days and expired wallet challenges",
