@@ -1,7 +1,7 @@
 // GET /api/messenger/ops/health: what an operator checks when players say the bot is quiet.
 import type { AppContext } from "../context";
 import { countersSince, hourOf } from "./counters";
-import { outboxBacklog, recentErrors as unsentErrors } from "./store/bot";
+import { outboxBacklog, recentErrors } from "./store/bot";
 
 export async function opsHealth(ctx: AppContext, hours: number, limit: number) {
   const now = ctx.clock.now().getTime();
@@ -9,7 +9,6 @@ export async function opsHealth(ctx: AppContext, hours: number, limit: number) {
   const byMetric: Record<string, Record<string, number>> = {};
   for (const r of await countersSince(ctx, since)) (byMetric[r.metric] ??= {})[r.label] = r.count;
   const total = (m: string) => Object.values(byMetric[m] ?? {}).reduce((a, b) => a + b, 0);
-  const recentErrors = await unsentErrors(ctx.store, limit);
   return {
     configured: {
       bot_token: ctx.config.messenger.botToken !== undefined,
@@ -30,7 +29,7 @@ export async function opsHealth(ctx: AppContext, hours: number, limit: number) {
       messages_sent: total("bot_messages_sent"),
       errors: total("bot_api_errors"),
       errors_by_status: byMetric.bot_api_errors ?? {},
-      recent_errors: recentErrors,
+      recent_errors: await recentErrors(ctx.store, limit),
     },
     outbox: await outboxBacklog(ctx.store),
   };
