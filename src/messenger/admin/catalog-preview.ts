@@ -16,13 +16,7 @@ import { schemaView } from "../../http/schema-view";
 /** How many campaigns per game (and wheel campaigns) the admin view lists, newest first. */
 const MAX_LISTED = 50;
 
-export interface PreviewQuery {
-  telegram_user_id?: number;
-  linked_user_id?: number;
-  admin_view: boolean;
-}
-
-export async function catalogPreview(ctx: AppContext, q: PreviewQuery) {
+export async function catalogPreview(ctx: AppContext, q: { telegram_user_id?: number; linked_user_id?: number; admin_view: boolean }) {
   const nowDate = ctx.clock.now();
   const now = nowDate.toISOString();
   const stored = q.telegram_user_id === undefined ? null : await getPlayer(ctx.store, q.telegram_user_id);
