@@ -12,7 +12,6 @@ export { gridStatus, revealCell, startGrid } from "./games/recon-grid";
 export { claimPromo } from "./games/promos";
 export { enroll, listEnrollments, missionCatalog, missionHistory, reportProgress } from "./games/missions";
 
-/** What POST /api/messenger/init/verify answers: who the init data says, the stored player, link and balances. */
 export function identityStatus(_ctx: AppContext, m: MessengerRequest) {
   const { identity: id, player } = m;
   return {

@@ -114,5 +114,4 @@ function chartData(series: readonly DayPoint[], from: string, to: string) {
   };
 }
 
-/** The chart for a series of days (oldest first). */
 export const overviewChart = (series: readonly DayPoint[], from: string, to: string): SafeHtml => chartSvg(chartData(series, from, to));

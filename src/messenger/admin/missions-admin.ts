@@ -82,7 +82,6 @@ async function checkTarget(t: Queryable, key: string, target: number) {
   }
 }
 
-/** PATCH: the fields sent change, the revision goes up by one; 409 revision_conflict if `expected` is stale. */
 export async function patchMission(ctx: AppContext, admin: AdminRequest, key: string, expected: number, patch: MissionPatch) {
   const changes = COLUMNS.flatMap(([field, column, pick]) => {
     const value = pick(patch);

@@ -142,7 +142,6 @@ export async function missionAnalytics(ctx: AppContext, key: string, query: Wind
   return { mission_key: key, window: windowView(w), totals, series };
 }
 
-/** All-time: the funnel, the median progress, every event and reward, with the mission's revision and state. */
 export async function missionStats(ctx: AppContext, key: string) {
   const q = ctx.store;
   const m = await missionOrThrow(q, key);

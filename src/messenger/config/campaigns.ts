@@ -52,7 +52,6 @@ export function requireCatalogAccess(config: GamesConfig, player: AudiencePlayer
     });
 }
 
-/** Latest start first; a cursor holds the last row's [starts_at, id], the list's whole sort key. */
 export async function listCatalogCampaigns(ctx: AppContext, filter: { game_key?: string; include_disabled: boolean }, input: PageInput) {
   const now = ctx.clock.now().toISOString();
   const page = parseKeyPage(input, ["text", "integer"]);
@@ -104,7 +103,6 @@ export function campaignWindowOrThrow(
   return { starts_at, ends_at, enabled: input.enabled !== undefined ? (input.enabled ? 1 : 0) : (before?.enabled ?? 1) };
 }
 
-/** Creates a campaign, or with `id` updates that one (omitted fields keep their value; enabled: false disables it). */
 export async function saveCatalogCampaign(ctx: AppContext, admin: AdminRequest, input: Static<typeof GamesConfigModel.campaignBody>) {
   const audit = { action: "messenger.catalog_campaign", target: (c: CatalogCampaignRow) => String(c.id), view: campaignView };
   const { view, created } = await writeGamesConfig(ctx, admin, audit, async (t, now) => {

@@ -77,7 +77,6 @@ const wheelView = (w: WheelCampaignRow, nowIso: string) => {
   return schemaView(WheelCampaign, w, { segments, enabled, active_now: enabled && inWindow(w, nowIso), expected_value: expectedValue(segments) });
 };
 
-/** Latest start first, then by key; a cursor holds the last row's [starts_at, campaign_key]. */
 export async function listWheelCampaigns(ctx: AppContext, includeDisabled: boolean, input: PageInput) {
   const now = ctx.clock.now().toISOString();
   const page = parseKeyPage(input, ["text", "text"]);
@@ -105,7 +104,6 @@ function checkSegments(segments: NonNullable<WheelCampaignInput["segments"]>): S
   }));
 }
 
-/** Creates a campaign, or with update: true changes an existing one (omitted fields keep their value). */
 export async function saveWheelCampaign(ctx: AppContext, admin: AdminRequest, input: WheelCampaignInput) {
   if (input.campaign_key === WHEEL_CAMPAIGN.campaign_key) throw badField("body.campaign_key", `${WHEEL_CAMPAIGN.campaign_key} is the built-in campaign`);
   const segments = input.segments === undefined ? undefined : checkSegments(input.segments);

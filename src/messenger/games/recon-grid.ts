@@ -45,7 +45,6 @@ export function gridView(g: GridRow) {
 
 const STATUS_ROUTE = "POST /api/messenger/games/recon-grid/status";
 
-/** The grids, balances and the hash of the server seed the next grid will use (committed now if there is none). */
 export async function gridStatus(ctx: AppContext, telegramUserId: number) {
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
@@ -57,7 +56,6 @@ export async function gridStatus(ctx: AppContext, telegramUserId: number) {
   });
 }
 
-/** Starts a grid and commits the next seed; an active grid is refused unless abandon_active, which ends it and reveals its seed. */
 export async function startGrid(
   ctx: AppContext,
   telegramUserId: number,
@@ -103,7 +101,6 @@ export async function startGrid(
   });
 }
 
-/** Reveals one cell for one missile; credits its reward; completes the grid when every prize is found. */
 export function revealCell(ctx: AppContext, telegramUserId: number, input: { request_id: string; grid_id: number; cell: number }) {
   return applyAction(
     ctx,
