@@ -1,7 +1,7 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
 import { changed, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
-import type { messengerWalletChallenges, messengerWallets } from "../tables";
+import type { messengerWalletChallenges } from "../tables";
 
 // Wallet proofs (messenger_wallet_challenges, messenger_wallets): the only SQL that touches them. A challenge is
 // consumed by a conditional UPDATE (consumed_at IS NULL), so of two claims of one nonce on two instances one wins.
@@ -42,5 +42,3 @@ export async function recordWallet(t: Queryable, telegramUserId: number, address
 export function pruneChallenges(store: Store, expiredBefore: string, bound: BatchBound = {}): Promise<BatchedDeleteResult> {
   return deleteInBatches(store, { table: "messenger_wallet_challenges", where: "expires_at < ?", params: [expiredBefore], ...bound });
 }
-
-export type WalletRow = RowOf<typeof messengerWallets>;
