@@ -1,6 +1,7 @@
 // What every messenger route module shares: the error responses it documents, its OpenAPI tag, the 503 of an
 // unconfigured bot, and the shape of an answer.
-import type { TSchema } from "elysia";
+import { Elysia, type TSchema } from "elysia";
+import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { refuses, tagged } from "../http/routes/declare";
 import { AppError } from "../http/errors/errors";
@@ -26,6 +27,10 @@ export const answers = <S extends TSchema, D extends object = Record<never, neve
 export const requireMessengerBot = (ctx: AppContext) => () => {
   if (!ctx.config.messenger.botToken) throw botNotConfigured();
 };
+
+/** An operator route module: the admin token or the operator session cookie, then requireMessengerBot. */
+export const operatorRoutes = (ctx: AppContext, guards: Guards, name: string) =>
+  new Elysia({ name }).use(guards.admin.plugin).use(guards.operator.plugin).onBeforeHandle(requireMessengerBot(ctx));
 
 export const botNotConfigured = () =>
   new AppError("messenger_not_configured", "The messenger bot is not configured on this service (MESSENGER_BOT_TOKEN is unset)");

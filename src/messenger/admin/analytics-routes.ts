@@ -1,11 +1,10 @@
-import { Elysia } from "elysia";
 import { csvTwin } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { csvResponse, csvTable } from "../../http/formats/csv";
 import { requestedMeta } from "../../http/envelope";
 import { foldLedger } from "../daily-stats";
-import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "../route-common";
+import { answers, messengerErrors, messengerTag, ok, operatorRoutes } from "../route-common";
 import { AnalyticsModel as A, PlayersModel as P } from "./analytics-model";
 import { rolloutChecklist } from "./checklist";
 import { reconGridStats, spinWheelStats } from "./game-stats";
@@ -17,10 +16,7 @@ import { userActivity, userProfiles } from "./players-admin";
 /** Operator routes for analytics, players and the manual grant (docs/messenger-admin-analytics.md). */
 export function adminAnalyticsRoutes(ctx: AppContext, guards: Guards) {
   return (
-    new Elysia({ name: "herald:messenger-admin-analytics" })
-      .use(guards.admin.plugin)
-      .use(guards.operator.plugin)
-      .onBeforeHandle(requireMessengerBot(ctx))
+    operatorRoutes(ctx, guards, "herald:messenger-admin-analytics")
       // The aggregates these routes read are folded from the ledger first, so every committed play is counted.
       .onBeforeHandle(async () => {
         await foldLedger(ctx);

@@ -1,8 +1,7 @@
-import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { flagOn } from "../../http/envelope";
-import { answers, ok, requireMessengerBot } from "../route-common";
+import { answers, ok, operatorRoutes } from "../route-common";
 import { botCommandHelper } from "./bot-command-helper";
 import { BotAdminModel as B } from "./bot-model";
 import { botPreview } from "./bot-preview";
@@ -13,10 +12,7 @@ import { botReadiness } from "./bot-readiness";
  * cookie (`operator: "api"`, linked from /admin/console/messenger); 503 without a bot token.
  */
 export function adminBotRoutes(ctx: AppContext, guards: Guards) {
-  return new Elysia({ name: "herald:messenger-admin-bot" })
-    .use(guards.admin.plugin)
-    .use(guards.operator.plugin)
-    .onBeforeHandle(requireMessengerBot(ctx))
+  return operatorRoutes(ctx, guards, "herald:messenger-admin-bot")
     .get("/api/messenger/admin/bot/bootstrap-readiness", async ({ query }) => ok(await botReadiness(ctx, flagOn(query.live))), {
       operator: "api",
       query: B.readinessQuery,

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import { bodyRule, requiresHeaders } from "../../http/openapi/contract";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { Guards } from "../../auth/guards";
@@ -7,7 +7,7 @@ import { includeMetaQuery } from "../../http/envelope";
 import { refuses } from "../../http/routes/declare";
 import { createMission, listMissions } from "../games/missions";
 import { MissionModel } from "../games/promos-model";
-import { answers, messengerErrors, messengerTag, ok, requireMessengerBot } from "../route-common";
+import { answers, messengerErrors, messengerTag, ok, operatorRoutes } from "../route-common";
 import { expectedRevisionOrThrow, patchMission, setMissionActive, REVISION_HEADER } from "./missions-admin";
 import { compareMissions, missionAnalytics, missionStats } from "./missions-analytics";
 import { MissionAdminModel as M } from "./missions-model";
@@ -23,10 +23,7 @@ export function adminMissionsRoutes(ctx: AppContext, guards: Guards) {
     async ({ admin, params, headers }: { admin: AdminRequest; params: { mission_key: string }; headers: { "x-expected-revision"?: string } }) =>
       ok(await setMissionActive(ctx, admin, params.mission_key, active, expectedRevisionOrThrow(headers["x-expected-revision"], false)));
   const toggleHook = { admin: true, params: M.params, headers: M.revisionHeaders, response: { 200: M.toggled, ...revisionErrors } } as const;
-  return new Elysia({ name: "herald:messenger-admin-missions" })
-    .use(guards.admin.plugin)
-    .use(guards.operator.plugin)
-    .onBeforeHandle(requireMessengerBot(ctx))
+  return operatorRoutes(ctx, guards, "herald:messenger-admin-missions")
     .get("/api/messenger/admin/missions", async ({ query }) => ok(await listMissions(ctx, query)), {
       operator: "api",
       query: M.listQuery,
