@@ -1,8 +1,8 @@
 // Spec conformance: partner rate limits count per key, not per address, and every route a sandbox key's answers
 // link to answers that key. Each test names the statement it holds Herald to; each failed before its fix.
 import { afterEach, describe, expect, test } from "bun:test";
-import { afterResponses, jsonInit, openTestApp, type TestApp } from "../support/app";
-import { createAdminToken, createKey, signedJson } from "../support/partner";
+import { afterResponses, openTestApp, type TestApp } from "../support/app";
+import { createKey, signedJson } from "../support/partner";
 
 let h: TestApp;
 afterEach(async () => {
