@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context";
 import { conditionalResponse, representation, type Representation } from "../http/caching/conditional";
-import { NotFoundError } from "../http/errors/errors";
+import { found } from "../http/errors/errors";
 import { conditionalGet, downloads } from "../http/openapi/contract";
 import { refuses, transparencyTag } from "../http/routes/declare";
 import { pageSecurityHeaders } from "../http/security-headers";
@@ -51,8 +51,7 @@ export function portalRoutes(ctx: AppContext, registry: Registry) {
     return representation(portalHtml(page, body.html, body.sources), HTML, CACHE);
   };
   const pageOrThrow = (slug: string): Representation => {
-    const page = portalPage(slug);
-    if (!page) throw new NotFoundError("developer portal page", slug);
+    const page = found(portalPage(slug), "developer portal page", slug);
     if (changes(page)) return render(page);
     let rep = built.get(slug);
     if (!rep) built.set(slug, (rep = render(page)));
@@ -77,8 +76,7 @@ export function portalRoutes(ctx: AppContext, registry: Registry) {
     .get(
       `${DOWNLOADS_PREFIX}:file`,
       ({ request, params }) => {
-        const file = files.get(params.file);
-        if (!file) throw new NotFoundError("download", params.file);
+        const file = found(files.get(params.file), "download", params.file);
         return conditionalResponse(request, file.rep, file.headers);
       },
       {

@@ -1,5 +1,5 @@
 import type { AppContext } from "../context";
-import { AppError, NotFoundError } from "../http/errors/errors";
+import { AppError, found } from "../http/errors/errors";
 import { schemaView } from "../http/schema-view";
 import { DeprecationEntry, Migration } from "./model";
 import type { Deprecation, Registry } from "./registry";
@@ -85,9 +85,11 @@ export function calendar(ctx: AppContext, reg: Registry) {
 }
 
 export function getDeprecationOrThrow(ctx: AppContext, reg: Registry, id: string): Deprecation {
-  const d = published(ctx, reg).find((x) => x.id === id);
-  if (!d) throw new NotFoundError("deprecation", id);
-  return d;
+  return found(
+    published(ctx, reg).find((x) => x.id === id),
+    "deprecation",
+    id,
+  );
 }
 
 export function migrationStatus(ctx: AppContext, reg: Registry, given: string | undefined) {

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import { base32 } from "../auth/random-codes";
 import type { AppContext } from "../context";
-import { AppError, NotFoundError, type ProblemDetail, problemsOrThrow } from "../http/errors/errors";
+import { AppError, found, type ProblemDetail, problemsOrThrow } from "../http/errors/errors";
 import { getUserOrThrow, requireActiveUser } from "../partner/service";
 import { isAddress } from "../solana/constants";
 import type { Queryable } from "../db/port";
@@ -140,9 +140,7 @@ export async function issueClaim(t: Queryable, ctx: DonationCtx, owner: Owner, k
  * exactly like an unknown one, so a code never reveals who issued it.
  */
 async function getClaimOrThrow(q: Queryable, owner: Owner, code: string): Promise<ClaimRow> {
-  const row = CLAIM_CODE_PATTERN.test(code) ? await claimByCode(q, owner, code) : null;
-  if (!row) throw new NotFoundError("donation claim", code);
-  return row;
+  return found(CLAIM_CODE_PATTERN.test(code) ? await claimByCode(q, owner, code) : null, "donation claim", code);
 }
 
 export const getClaim = async (q: Queryable, ctx: Pick<AppContext, "config">, owner: Owner, code: string) =>

@@ -269,6 +269,12 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** `value` when there is one, else the 404 that names what was asked for. */
+export function found<T>(value: T | null | undefined, entity: string, id: string | number): T {
+  if (value === null || value === undefined) throw new NotFoundError(entity, id);
+  return value;
+}
+
 export class ValidationError extends AppError {
   constructor(message: string, details: ProblemDetail[] = []) {
     super("invalid_payload", message, { details });

@@ -3,7 +3,7 @@
 import type { AdminRequest } from "../../auth/admin-plugin";
 import type { AppContext } from "../../context";
 import { auditOperator } from "../../auth/audit";
-import { AppError, NotFoundError } from "../../http/errors/errors";
+import { AppError, found } from "../../http/errors/errors";
 import { getUserOrThrow } from "../../partner/service";
 import { getPlayer, playerView } from "../players";
 import { lockPlayer, setLink } from "../store/players";
@@ -14,8 +14,7 @@ export async function linkPlayer(ctx: AppContext, admin: AdminRequest, telegramU
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
     // The player's row lock: the audit's "before" is the link this change replaces, whatever runs beside it.
-    const player = await lockPlayer(t, telegramUserId);
-    if (!player) throw new NotFoundError("messenger player", telegramUserId);
+    const player = found(await lockPlayer(t, telegramUserId), "messenger player", telegramUserId);
     // A user of another partner (or none) is a 404, the partner domain's usual answer.
     const userId = input.user_id === null ? null : (await getUserOrThrow(t, { partner, mode: "live" }, input.user_id)).id;
     await setLink(t, telegramUserId, userId, userId === null ? null : "operator");

@@ -2,7 +2,7 @@ import { zonedInstantMs } from "../../clock";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
-import { NotFoundError, ValidationError } from "../../http/errors/errors";
+import { found, ValidationError } from "../../http/errors/errors";
 import type { PageRequest } from "../../http/pagination";
 import { auditOperator } from "../../auth/audit";
 import { schemaView } from "../../http/schema-view";
@@ -80,8 +80,7 @@ export async function createMaintenance(
 export async function deleteMaintenance(ctx: AppContext, admin: AdminRequest, id: number) {
   const nowIso = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
-    const row = await deleteWindow(t, id);
-    if (!row) throw new NotFoundError("maintenance window", id);
+    const row = found(await deleteWindow(t, id), "maintenance window", id);
     // The audit row keeps the whole window: the table forgets it, the record does not.
     await auditOperator(t, admin, nowIso, "status.maintenance.delete", String(id), { ...row });
     return adminWindowView(row, nowIso);

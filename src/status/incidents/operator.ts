@@ -3,7 +3,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
+import { AppError, found, NotFoundError, ValidationError } from "../../http/errors/errors";
 import type { PageRequest } from "../../http/pagination";
 import { isWorse } from "../checks/types";
 import { findIncident, viewsOf, type IncidentRow, type IncidentView } from "./incidents";
@@ -218,7 +218,5 @@ export async function listAdminIncidents(ctx: AppContext, page: PageRequest, f: 
 }
 
 export async function getIncidentOrThrow(ctx: AppContext, id: number): Promise<IncidentView> {
-  const v = await findIncident(ctx.store, id, ctx.clock.now());
-  if (!v) throw new NotFoundError("incident", id);
-  return v;
+  return found(await findIncident(ctx.store, id, ctx.clock.now()), "incident", id);
 }

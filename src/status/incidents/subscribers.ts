@@ -2,7 +2,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
-import { AppError, NotFoundError, ValidationError } from "../../http/errors/errors";
+import { AppError, found, ValidationError } from "../../http/errors/errors";
 import type { PageRequest } from "../../http/pagination";
 import { checkTargetUrl, targetPolicyOf, WebhookSecrets } from "../../webhooks/service";
 import { schemaView } from "../../http/schema-view";
@@ -107,8 +107,7 @@ export async function listSubscribers(ctx: AppContext, page: PageRequest) {
 export async function deleteSubscriber(ctx: AppContext, admin: AdminRequest, id: number): Promise<SubscriberView> {
   const nowIso = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
-    const row = await subscriberById(t, id);
-    if (!row) throw new NotFoundError("status subscriber", id);
+    const row = found(await subscriberById(t, id), "status subscriber", id);
     const v = await view(t, row);
     await deleteSubscriberRows(t, id);
     await auditOperator(t, admin, nowIso, "status.subscriber.delete", String(id), { url: row.url, event_types: v.event_types });

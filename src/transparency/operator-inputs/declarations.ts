@@ -4,7 +4,7 @@ import type { AppContext } from "../../context";
 import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import type { Queryable } from "../../db/port";
-import { AppError, NotFoundError } from "../../http/errors/errors";
+import { AppError, found } from "../../http/errors/errors";
 import { type PageRequest, pageOf } from "../../http/pagination";
 import { formatUnits } from "../../chain/service";
 import { schemaView } from "../../http/schema-view";
@@ -133,8 +133,7 @@ export async function declareMovement(ctx: AppContext, admin: AdminRequest, inpu
 }
 
 export async function getDeclarationOrThrow(ctx: AppContext, id: number): Promise<DeclarationView> {
-  const row = await declarationById(ctx.store, id);
-  if (!row) throw new NotFoundError("declared movement", id);
+  const row = found(await declarationById(ctx.store, id), "declared movement", id);
   return view(row, (await declarationMatches(ctx.store)).get(id) ?? 0);
 }
 
