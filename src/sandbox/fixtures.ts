@@ -176,23 +176,6 @@ export async function reseedFixtures<D>(
   return { deleted, rec: await writeRecordedPlan(t, ctx, owner, plan, rec) };
 }
 
-/**
- * On the first call of any sandbox route, seeds the fixtures from that key's id, once per partner (every sandbox key
- * of a partner shares one practice state). Of two first calls at once, seedFixtures' claim lets one seed; the other
- * reads the winner's record once its own (empty) transaction has ended.
- */
-export async function ensureFixtures(ctx: AppContext, owner: Owner, keyId: string): Promise<FixtureRecord> {
-  const existing = await fixtureRecordOf(ctx.store, owner.partner);
-  if (existing) return existing;
-  const seeded = await ctx.store.tx((t) => seedFixtures(t, ctx, owner, keyId));
-  if (seeded) return seeded;
-  // The claim found the row committed (on PostgreSQL it waited for the claiming transaction to end). No committed
-  // state lacks it afterwards: nothing deletes it (a reset updates it in place).
-  const winner = await fixtureRecordOf(ctx.store, owner.partner);
-  if (!winner) throw new Error(`sandbox fixtures of ${owner.partner} were claimed by another transaction but are not recorded`);
-  return winner;
-}
-
 /** A summary of the recorded fixtures, for verify and reset answers; `q` the store, or the reset's transaction. */
 export async function fixtureSummary(q: Queryable, rec: FixtureRecord) {
   const ids = JSON.parse(rec.user_ids) as number[];
@@ -200,12 +183,21 @@ export async function fixtureSummary(q: Queryable, rec: FixtureRecord) {
 }
 
 /**
- * Every sandbox handler starts here: the sandbox owner of the calling key, with the fixtures seeded on first
- * use. Reads may therefore write once (the seed); the answer is the same as if the fixtures had always been there.
+ * Every sandbox handler starts here: the sandbox owner of the calling key, with the fixtures seeded on first use
+ * from that key's id, once per partner (every sandbox key of a partner shares one practice state). Reads may
+ * therefore write once (the seed); the answer is the same as if the fixtures had always been there. Of two first
+ * calls at once, seedFixtures' claim lets one seed; the other reads the winner's record once its own (empty)
+ * transaction has ended.
  */
 export async function openSandbox(ctx: AppContext, actor: PartnerActor): Promise<{ owner: Owner; fixtures: FixtureRecord }> {
   const owner = sandboxOwnerOf(actor);
-  return { owner, fixtures: await ensureFixtures(ctx, owner, actor.keyId) };
+  const fixtures = (await fixtureRecordOf(ctx.store, owner.partner)) ?? (await ctx.store.tx((t) => seedFixtures(t, ctx, owner, actor.keyId)));
+  if (fixtures) return { owner, fixtures };
+  // The claim found the row committed (on PostgreSQL it waited for the claiming transaction to end). No committed
+  // state lacks it afterwards: nothing deletes it (a reset updates it in place).
+  const winner = await fixtureRecordOf(ctx.store, owner.partner);
+  if (!winner) throw new Error(`sandbox fixtures of ${owner.partner} were claimed by another transaction but are not recorded`);
+  return { owner, fixtures: winner };
 }
 
 /**

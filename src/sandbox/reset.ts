@@ -47,10 +47,9 @@ export async function resetSandbox<T extends object>(
 export type ResetAnswer = Awaited<ReturnType<typeof finishReset>>;
 
 /**
- * The reset's transaction (`t`): takes the partner's fixture row, deletes what the batches left, reseeds, and answers
- * the rows the whole reset deleted. Concurrent resets take turns on the fixture row, which is updated in place and never
- * deleted; unless `wait` (the last run), a held row ends the transaction to run again after a pause outside it
- * (src/db/row-held.ts). Sandbox writes hold the same row shared (holdingSandbox), so none lands in between.
+ * The reset's transaction (`t`): deletes what the batches left and reseeds on the partner's fixture row, on which
+ * resets take turns (reseedFixtures; `wait` on the last run), and answers the rows the whole reset deleted. Sandbox
+ * writes hold the same row shared (holdingSandbox), so none lands in between.
  */
 export async function finishReset(t: Queryable, ctx: AppContext, owner: Owner, keyId: string, batched: SandboxCounts, wait = true) {
   const partner = owner.partner;

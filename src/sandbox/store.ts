@@ -1,7 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { Owner } from "../auth/actors";
 import type { KeyRow } from "../auth/keys";
-import { countOf, type Dialect, placeholders, type Queryable, Where } from "../db/port";
+import { changed, countOf, type Dialect, placeholders, type Queryable, Where } from "../db/port";
 import { RowHeldElsewhere } from "../db/row-held";
 import type { PageRequest } from "../http/pagination";
 import type { RowOf } from "../db/rows";
@@ -36,8 +36,7 @@ export const fixtureRecordOf = (q: Queryable, partner: string) => fixtureRow(q, 
  * several over one PostgreSQL, one inserts and the other's DO NOTHING waits for it and changes no row.
  */
 export async function claimFixtureRow(t: Queryable, rec: FixtureRecord): Promise<boolean> {
-  const { changes } = await t.run(`${INSERT_FIXTURE} ON CONFLICT (partner) DO NOTHING`, fixtureParams(rec));
-  return changes === 1;
+  return changed(t, `${INSERT_FIXTURE} ON CONFLICT (partner) DO NOTHING`, fixtureParams(rec));
 }
 
 /** Records the fixture users' ids once the claiming transaction has written them. */

@@ -1,5 +1,5 @@
 import { type BatchBound, deleteInBatches, unfinished } from "../../db/batched-delete";
-import type { Queryable, Store } from "../../db/port";
+import { changed, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { audioShareLinkHits, audioShareLinks } from "../tables";
 
@@ -32,13 +32,7 @@ export function revocationOf(q: Queryable, id: number) {
 
 /** Revokes a live link; false when it was revoked already (by another request meanwhile, or before). */
 export async function revoke(t: Queryable, id: number, at: string, reason: string, by: string): Promise<boolean> {
-  const r = await t.run("UPDATE audio_share_links SET revoked_at = ?, revoke_reason = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL", [
-    at,
-    reason,
-    by,
-    id,
-  ]);
-  return r.changes === 1;
+  return changed(t, "UPDATE audio_share_links SET revoked_at = ?, revoke_reason = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL", [at, reason, by, id]);
 }
 
 /** Every hit of the link, and its hours from `sinceHour` on, oldest first. */

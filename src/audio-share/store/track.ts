@@ -1,4 +1,4 @@
-import type { Dialect, Queryable } from "../../db/port";
+import { changed, type Dialect, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { audioShareTrackEvents, audioShareTrackTokens } from "../tables";
 
@@ -40,7 +40,7 @@ export function tokenById(q: Queryable, id: number): Promise<TrackTokenView | nu
 
 /** Revokes a live token; false when it was revoked already. */
 export async function revokeToken(t: Queryable, id: number, at: string): Promise<boolean> {
-  return (await t.run("UPDATE audio_share_track_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [at, id])).changes === 1;
+  return changed(t, "UPDATE audio_share_track_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [at, id]);
 }
 
 /** pg_advisory_xact_lock's first key for the dedupe locks ("audi" in ASCII); the second is the event id's hash. */

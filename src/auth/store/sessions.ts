@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDeleteResult, deleteInBatches } from "../../db/batched-delete";
-import type { Queryable, Store } from "../../db/port";
+import { changed, type Queryable, type Store } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { adminSessions } from "../tables";
 
@@ -50,7 +50,7 @@ export async function touchSession(q: Queryable, hash: string, atIso: string): P
 }
 
 export async function revokeSession(q: Queryable, hash: string, atIso: string): Promise<boolean> {
-  return (await q.run("UPDATE admin_sessions SET revoked_at = ? WHERE session_hash = ? AND revoked_at IS NULL", [atIso, hash])).changes === 1;
+  return changed(q, "UPDATE admin_sessions SET revoked_at = ? WHERE session_hash = ? AND revoked_at IS NULL", [atIso, hash]);
 }
 
 /** Ends the live sessions opened with a token (it was revoked); how many. */

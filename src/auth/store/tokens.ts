@@ -1,4 +1,4 @@
-import { countOf, insertedId, type Queryable } from "../../db/port";
+import { changed, countOf, insertedId, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { adminTokens } from "../tables";
 
@@ -30,7 +30,7 @@ export const tokenById = (q: Queryable, id: number) => q.get<TokenView>(`${VIEW}
 
 /** Revokes a live token; false when it was revoked already. */
 export async function revokeToken(q: Queryable, id: number, atIso: string): Promise<boolean> {
-  return (await q.run("UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [atIso, id])).changes === 1;
+  return changed(q, "UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [atIso, id]);
 }
 
 export const countTokens = (q: Queryable) => countOf(q, "SELECT count(*) AS n FROM admin_tokens");

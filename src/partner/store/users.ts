@@ -1,6 +1,6 @@
 import type { Owner } from "../../auth/actors";
 import { IN_KEY_LIST } from "../../db/batched-delete";
-import { type Dialect, type Queryable, UniqueViolation, Where } from "../../db/port";
+import { changed, type Dialect, type Queryable, UniqueViolation, Where } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerUsers } from "../tables";
 
@@ -63,7 +63,7 @@ export async function updateUserFields(q: Queryable, id: number, fields: Patchab
  * after the caller read it): nothing is locked then.
  */
 export async function lockUser(t: Queryable, id: number): Promise<boolean> {
-  return (await t.run("UPDATE partner_users SET updated_at = updated_at WHERE id = ?", [id])).changes === 1;
+  return changed(t, "UPDATE partner_users SET updated_at = updated_at WHERE id = ?", [id]);
 }
 
 export async function touchUser(q: Queryable, id: number, at: string): Promise<void> {
