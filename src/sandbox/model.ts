@@ -164,8 +164,6 @@ export const SandboxModel = {
     include_meta: t.Optional(t.String()),
   }),
   report: SandboxRead(reportFields),
-  // Every field optional in the sandbox: what is left out comes from the fixture (src/sandbox/defaults.ts), so a
-  // first call needs only the headers.
   claimBody: t.Partial(DonationsModel.issueBody),
   claim: SandboxWrite({
     status: t.Literal("sandbox_preview"),
