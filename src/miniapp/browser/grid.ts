@@ -129,8 +129,7 @@ const revealCell = (gridId: number, cell: number) =>
     setBalances(r.balances);
     const words = won(r.reward) ? t("grid.found", { cell: cell + 1, reward: rewardText(r.reward) }) : t("grid.found_empty", { cell: cell + 1 });
     say("grid-msg", r.grid.status === "active" ? words : `${words} ${t("grid.complete")}`, won(r.reward) ? "good" : "");
-    if (won(r.reward)) haptic.success();
-    else haptic.warning();
+    haptic.outcome(won(r.reward));
     later(["missions", "history"]);
   });
 

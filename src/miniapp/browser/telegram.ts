@@ -107,7 +107,7 @@ export const haptic = {
   spin: () => since("6.1") && webApp()?.HapticFeedback?.impactOccurred?.("medium"),
   select: () => since("6.1") && webApp()?.HapticFeedback?.selectionChanged?.(),
   success: () => since("6.1") && webApp()?.HapticFeedback?.notificationOccurred?.("success"),
-  warning: () => since("6.1") && webApp()?.HapticFeedback?.notificationOccurred?.("warning"),
+  outcome: (won: boolean) => since("6.1") && webApp()?.HapticFeedback?.notificationOccurred?.(won ? "success" : "warning"),
   error: () => since("6.1") && webApp()?.HapticFeedback?.notificationOccurred?.("error"),
 };
 

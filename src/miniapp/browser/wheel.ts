@@ -100,8 +100,7 @@ export async function spin(): Promise<void> {
       svg().setAttribute("aria-label", t("wheel.stopped", { prize }));
       const won = reward.points + reward.free_spins + reward.missiles > 0;
       say("wheel-msg", won ? t("wheel.won", { reward: rewardText(reward) }) : t("wheel.won_nothing", { prize }), won ? "good" : "");
-      if (won) haptic.success();
-      else haptic.warning();
+      haptic.outcome(won);
       $("reveal-box").hidden = false;
       $("reveal").hidden = false;
       $("check-link").hidden = true;
