@@ -90,10 +90,9 @@ onRefresh("missions", async () => {
   const { missions } = await load();
   draw(missions);
   if (!missions.some((m) => m.progress_source === "server" && m.enrollment && (m.enrollment.observed ?? 0) > m.enrollment.progress)) return;
-  // Moved on: drawn again with the recorded progress, then the balances and history if a reward was paid.
+  // Moved on: drawn again with the recorded progress; a reward paid, the balances and history too (not in its answer).
   const paid = await catchUp(missions);
   draw((await load()).missions);
-  // A reward paid: the balances and the history now (the progress answer does not carry the balances).
   if (paid) void refresh(["catalog", "history"]).catch(() => undefined);
 });
 
