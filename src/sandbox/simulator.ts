@@ -116,7 +116,7 @@ async function secretFor(
   }
   if (input.secret !== undefined) return { secret: input.secret, previous: null, source: "provided" };
   if (input.webhook_id === undefined) return { secret: SIMULATOR_DEFAULT_SECRET, previous: null, source: "sandbox_default" };
-  const w = await getWebhookOrThrow(ctx, owner, input.webhook_id);
+  const w = await getWebhookOrThrow(ctx.store, owner, input.webhook_id);
   const { current, previous } = new WebhookSecrets(ctx).forSigning({ ...w, webhook_id: w.id }, ctx.clock.now());
   return { secret: current, previous, source: "webhook" };
 }

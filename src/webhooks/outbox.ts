@@ -6,12 +6,6 @@ import { type EventRow, insertEvent } from "./store";
 
 export type { Owner };
 
-export interface EmittedEvent {
-  id: number;
-  publicId: string;
-  deliveryIds: number[];
-}
-
 export interface EmitDeps {
   clock: Clock;
   rng: Rng;
@@ -58,7 +52,7 @@ export async function emitEvent(
   eventType: EventType,
   data: Record<string, unknown>,
   only?: { webhookId: number },
-): Promise<EmittedEvent> {
+): Promise<{ id: number; publicId: string; deliveryIds: number[] }> {
   const row = eventRow(deps, owner, eventType, data);
   const { id, deliveryIds } = await insertEvent(q, row, only?.webhookId ?? null);
   return { id, publicId: row.publicId, deliveryIds };

@@ -13,12 +13,19 @@ import { emitEvent, type Owner } from "./outbox";
 import { schemaView } from "../http/schema-view";
 import { MAX_WEBHOOK_ROTATION_OVERLAP_HOURS, WebhookSecrets } from "./secrets";
 import { CANCEL_BATCH_ROWS, cancelPendingDeliveries, countWebhooks, insertWebhook, listWebhookRows, rotateSecret, softDeleteWebhook, webhookOf } from "./store";
+import type { WebhookRow } from "./store";
 import { checkTargetUrl, targetPolicyOf } from "./target-policy";
-import type { WebhookRow } from "./webhook-rows";
 
-export { getWebhookOrThrow, type WebhookRow } from "./webhook-rows";
+export type { WebhookRow };
 
 export const webhookView = (w: WebhookRow) => schemaView(WebhooksModel.webhook, w, {});
+
+/** A webhook of this owner (partner and mode); another partner's webhook is "not found", never "forbidden". */
+export async function getWebhookOrThrow(q: Queryable, owner: Owner, id: number): Promise<WebhookRow> {
+  const row = await webhookOf(q, owner, id);
+  if (!row) throw new NotFoundError("webhook", id);
+  return row;
+}
 
 const MAX_WEBHOOKS_PER_OWNER = 100;
 
@@ -96,8 +103,7 @@ export async function cancellationsAfterDelete(ctx: AppContext): Promise<void> {
 
 /** Queues a real, signed delivery of a webhook.test event to this one webhook; nudge the dispatcher after the commit. */
 export async function testWebhook(t: Queryable, ctx: Pick<WebhookContext, "clock" | "rng">, owner: Owner, id: number) {
-  const w = await webhookOf(t, owner, id);
-  if (!w) throw new NotFoundError("webhook", id);
+  const w = await getWebhookOrThrow(t, owner, id);
   if (!w.is_active)
     throw new AppError("conflict", `Webhook ${id} is disabled (${w.disabled_reason ?? "no reason recorded"}); create a new one to receive deliveries`);
   const now = ctx.clock.now().toISOString();
@@ -118,8 +124,7 @@ export async function rotateWebhookSecret(
       { field: "overlap_hours", problem: "must be 0–24" },
     ]);
   }
-  const w = await webhookOf(t, owner, id);
-  if (!w) throw new NotFoundError("webhook", id);
+  const w = await getWebhookOrThrow(t, owner, id);
   const secrets = new WebhookSecrets(ctx);
   const secret = secrets.newSecret();
   const now = ctx.clock.now();
