@@ -99,10 +99,7 @@ const TURNS = slot("sandbox reset turns", () => new Map<string, Promise<void>>()
 export async function takeResetTurn(ctx: AppContext, partner: string): Promise<() => void> {
   const turns = stateOf(ctx, TURNS);
   const before = turns.get(partner) ?? Promise.resolve();
-  let end!: () => void;
-  const ended = new Promise<void>((resolve) => {
-    end = resolve;
-  });
+  const { promise: ended, resolve: end } = Promise.withResolvers<void>();
   const tail = before.then(() => ended);
   turns.set(partner, tail);
   void tail.then(() => {
