@@ -8,21 +8,15 @@ import { usageAnalytics } from "./usage-service";
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */
 export const STATUS_WINDOW_HOURS = 1;
 
-async function pingDatabaseOrThrow(ctx: AppContext): Promise<void> {
-  try {
-    await ctx.store.ping();
-  } catch (err) {
-    throw new AppError("db_unavailable", "The database did not answer; retry with backoff", { internal: String(err), cause: err });
-  }
-}
-
 /**
  * GET /api/partner/status for one key. overall_status is `ok` when the database answers and none of this
  * owner's webhook deliveries was dead-lettered in the last hour, `degraded` (with reasons) when one was;
  * older dead letters stay visible in webhook_delivery_health but no longer colour the status.
  */
 export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
-  await pingDatabaseOrThrow(ctx);
+  await ctx.store.ping().catch((err: unknown) => {
+    throw new AppError("db_unavailable", "The database did not answer; retry with backoff", { internal: String(err), cause: err });
+  });
   const owner = ownerOf(actor);
   const { window, request_metrics: counts, latency_metrics_ms: latency } = await usageAnalytics(ctx, actor.keyId, STATUS_WINDOW_HOURS);
   // Dead letters of the window: the only partner-visible sign that deliveries need attention.

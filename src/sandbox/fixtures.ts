@@ -103,9 +103,10 @@ export type FixturePlan = ReturnType<typeof fixturePlan>;
 
 /**
  * Writes the plan through the LIVE partner and salutes services with a sandbox owner — the same validation,
- * ledger and outbox code a partner's own calls run — with the transaction handle `t`. Returns the fixture user ids.
+ * ledger and outbox code a partner's own calls run — with the transaction handle `t`, and records its users on the
+ * partner's row, which `t` already holds.
  */
-async function writePlan(t: Queryable, ctx: AppContext, owner: Owner, plan: FixturePlan): Promise<number[]> {
+async function writeRecordedPlan(t: Queryable, ctx: AppContext, owner: Owner, plan: FixturePlan, rec: FixtureRecord): Promise<FixtureRecord> {
   const author = { keyId: plan.seed_key_id, idempotencyKey: null };
   const ids: number[] = [];
   for (const u of plan.users) {
@@ -118,7 +119,9 @@ async function writePlan(t: Queryable, ctx: AppContext, owner: Owner, plan: Fixt
     if (u.is_verified || u.status !== "active") await updateUser(t, ctx, owner, id, { is_verified: u.is_verified, status: u.status });
     ids.push(user.id);
   }
-  return ids;
+  const userIds = JSON.stringify(ids);
+  await setFixtureUserIds(t, owner.partner, userIds);
+  return { ...rec, user_ids: userIds };
 }
 
 /** The record of a plan about to be written; `user_ids` is filled in once the users exist. */
@@ -132,13 +135,6 @@ function recordOf(ctx: AppContext, owner: Owner, plan: FixturePlan, resetCount: 
     seeded_at: ctx.clock.now().toISOString(),
     reset_count: resetCount,
   };
-}
-
-/** Writes the plan and records its users on the partner's row, which transaction `t` already holds. */
-async function writeRecordedPlan(t: Queryable, ctx: AppContext, owner: Owner, plan: FixturePlan, rec: FixtureRecord): Promise<FixtureRecord> {
-  const userIds = JSON.stringify(await writePlan(t, ctx, owner, plan));
-  await setFixtureUserIds(t, owner.partner, userIds);
-  return { ...rec, user_ids: userIds };
 }
 
 /**
