@@ -12,11 +12,9 @@ export interface AuditEntry {
 
 const INSERT_AUDIT = "INSERT INTO admin_audit (at, actor, action, target, details, request_id) VALUES (?, ?, ?, ?, ?, ?)";
 
-const auditRow = (e: AuditEntry) => [e.at, actorLabel(e.actor), e.action, e.target ?? null, e.details ? JSON.stringify(e.details) : null, e.requestId ?? null];
-
 /** Over the storage port, inside the mutation's own transaction: a failed audit insert rolls the mutation back (fail-closed). */
 export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
-  await q.run(INSERT_AUDIT, auditRow(e));
+  await q.run(INSERT_AUDIT, [e.at, actorLabel(e.actor), e.action, e.target ?? null, e.details ? JSON.stringify(e.details) : null, e.requestId ?? null]);
 }
 
 /**
