@@ -2,7 +2,7 @@ import type { AppContext } from "../context";
 import { actorLabel, type Actor } from "../auth/actors";
 import { BEARER, sha256Hex } from "../auth/admin";
 import { recordAudit } from "../auth/audit";
-import { AppError, NotFoundError } from "../http/errors/errors";
+import { AppError, found } from "../http/errors/errors";
 import { type PageRequest, pageOf } from "../http/pagination";
 import { TRACK_AUTH_HEADER, type TrackAuthHeader } from "./catalogs";
 import { checkDestination, type HostPolicy } from "./host-policy";
@@ -130,8 +130,7 @@ export async function listTrackTokens(ctx: AppContext, page: PageRequest) {
 export async function revokeTrackToken(ctx: AppContext, id: number, actor: Actor, requestId: string): Promise<TrackTokenView & { already_revoked: boolean }> {
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
-    const row = await tokenById(t, id);
-    if (!row) throw new NotFoundError("Track token", id);
+    const row = found(await tokenById(t, id), "Track token", id);
     if (row.revoked_at) return { ...row, already_revoked: true };
     // Conditional: a token another request revoked meanwhile is reported as already revoked, and audited once.
     if (!(await revokeToken(t, id, now))) return { ...((await tokenById(t, id)) ?? row), already_revoked: true };

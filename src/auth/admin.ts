@@ -5,7 +5,7 @@ import type { Actor } from "./actors";
 import { recordAudit } from "./audit";
 import * as store from "./store/tokens";
 import { revokeSessionsOfToken } from "./store/sessions";
-import { NotFoundError, ValidationError } from "../http/errors/errors";
+import { found, ValidationError } from "../http/errors/errors";
 
 /**
  * `Authorization: Bearer <token>` (admin tokens, audio-share track tokens): the scheme in any case (RFC 9110 §11.1),
@@ -70,8 +70,7 @@ export class AdminTokens {
   async revoke(id: number, actor: Actor, requestId: string | null = null): Promise<{ token: AdminTokenView; sessionsEnded: number; alreadyRevoked: boolean }> {
     const now = this.ctx.clock.now().toISOString();
     return this.ctx.store.tx(async (t) => {
-      const before = await store.tokenById(t, id);
-      if (!before) throw new NotFoundError("Admin token", String(id));
+      const before = found(await store.tokenById(t, id), "Admin token", id);
       if (!(await store.revokeToken(t, id, now))) return { token: before, sessionsEnded: 0, alreadyRevoked: true };
       const sessionsEnded = await revokeSessionsOfToken(t, id, now);
       await recordAudit(t, {

@@ -1,7 +1,7 @@
 import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
 import { epochMs } from "../clock";
-import { AppError, NotFoundError, ValidationError, problemsOrThrow } from "../http/errors/errors";
+import { AppError, found, NotFoundError, problemsOrThrow, ValidationError } from "../http/errors/errors";
 import { type KeyPageRequest, keyPageOf } from "../http/pagination";
 import { schemaView } from "../http/schema-view";
 import { AuthModel } from "./model";
@@ -235,9 +235,7 @@ export class PartnerKeys {
   }
 
   async getOrThrow(keyId: string): Promise<Readonly<KeyRow>> {
-    const row = await this.find(keyId);
-    if (!row) throw new NotFoundError("partner key", keyId);
-    return row;
+    return found(await this.find(keyId), "partner key", keyId);
   }
 
   /** Disabling a disabled key changes nothing and is not audited again. */

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError } from "../http/errors/errors";
+import { AppError, found } from "../http/errors/errors";
 import { emitEvent } from "../webhooks/service";
 import { type UserRow, userOf } from "./store/users";
 
@@ -21,9 +21,7 @@ export function parseUserId(raw: string | number): number | null {
  */
 export async function getUserOrThrow(q: Queryable, owner: Owner, rawId: string | number): Promise<UserRow> {
   const id = parseUserId(rawId);
-  const row = id === null ? null : await userOf(q, owner, id);
-  if (!row) throw new NotFoundError("user", rawId);
-  return row;
+  return found(id === null ? null : await userOf(q, owner, id), "user", rawId);
 }
 
 /** Suspended users may be read but not credited, converted or given claims. */

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError, ValidationError } from "../http/errors/errors";
+import { AppError, found, ValidationError } from "../http/errors/errors";
 import { deliveryHeaders, getWebhookOrThrow, WebhookSecrets, type EventType } from "../webhooks/service";
 import { derivedAddress, FIXTURE_PROFILE } from "./profile";
 import { deliverySourceOf } from "./store";
@@ -159,8 +159,7 @@ export async function runScenario(ctx: AppContext, owner: Owner, callerKeyId: st
  * the transaction that just queued the delivery.
  */
 export async function simulateDelivery(q: Queryable, ctx: Pick<AppContext, "clock" | "rng" | "secrets">, owner: Owner, deliveryId: number) {
-  const d = await deliverySourceOf(q, owner, deliveryId);
-  if (!d) throw new NotFoundError("delivery", deliveryId);
+  const d = found(await deliverySourceOf(q, owner, deliveryId), "delivery", deliveryId);
   const now = ctx.clock.now();
   const { current, previous } = new WebhookSecrets(ctx).forSigning(d, now);
   const { body, headers } = signedEnvelope(d.event_public_id, d.event_type, JSON.parse(d.event_data), now, current, previous);

@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { webhookSignature } from "../client/sign";
 import { type AppContext, slot, stateOf } from "../context";
 import type { Queryable } from "../db/port";
-import { AppError, NotFoundError, ValidationError, problemsOrThrow } from "../http/errors/errors";
+import { AppError, found, NotFoundError, problemsOrThrow, ValidationError } from "../http/errors/errors";
 import { errorFields } from "../log";
 import { pageOf, type PageRequest } from "../http/pagination";
 import { deadLetterCount } from "./deliveries-store";
@@ -22,9 +22,7 @@ export const webhookView = (w: WebhookRow) => schemaView(WebhooksModel.webhook, 
 
 /** A webhook of this owner (partner and mode); another partner's webhook is "not found", never "forbidden". */
 export async function getWebhookOrThrow(q: Queryable, owner: Owner, id: number): Promise<WebhookRow> {
-  const row = await webhookOf(q, owner, id);
-  if (!row) throw new NotFoundError("webhook", id);
-  return row;
+  return found(await webhookOf(q, owner, id), "webhook", id);
 }
 
 const MAX_WEBHOOKS_PER_OWNER = 100;
