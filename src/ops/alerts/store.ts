@@ -80,23 +80,13 @@ export async function warnStreakOf(q: Queryable, source: string): Promise<{ name
     [source],
   );
   if (!latest) return null;
-  const at = async (sql: string, args: Param[]) => (await q.get<{ at: string | null }>(sql, args))?.at ?? null;
-  const before = await at("SELECT max(at) AS at FROM ops_alert_runs WHERE source = ? AND name = ? AND status <> 'warn' AND at < ?", [
-    source,
-    latest.name,
-    latest.at,
-  ]);
-  const start = await at("SELECT min(at) AS at FROM ops_alert_runs WHERE source = ? AND name = ? AND status = 'warn' AND at > ? AND at <= ?", [
-    source,
-    latest.name,
-    before ?? "",
-    latest.at,
-  ]);
-  const end = await at("SELECT min(at) AS at FROM ops_alert_runs WHERE source = ? AND name = ? AND status <> 'warn' AND at > ?", [
-    source,
-    latest.name,
-    latest.at,
-  ]);
+  const at = async (agg: "min" | "max", cond: string, ...args: Param[]) => {
+    const sql = `SELECT ${agg}(at) AS at FROM ops_alert_runs WHERE source = ? AND name = ? AND ${cond}`;
+    return (await q.get<{ at: string | null }>(sql, [source, latest.name, ...args]))?.at ?? null;
+  };
+  const before = await at("max", "status <> 'warn' AND at < ?", latest.at);
+  const start = await at("min", "status = 'warn' AND at > ? AND at <= ?", before ?? "", latest.at);
+  const end = await at("min", "status <> 'warn' AND at > ?", latest.at);
   return { name: latest.name, start: start ?? latest.at, end };
 }
 
