@@ -100,11 +100,6 @@ export function incidentEvents(i: IncidentView): TimelineEntry[] {
   return out;
 }
 
-// ISO 8601 UTC strings of one format order as text (Math.min/max do not apply to strings).
-const later = (a: string, b: string) => [a, b].sort()[1]!;
-const earlier = (a: string, b: string) => [a, b].sort()[0]!;
-const clampRange = (r: TimeRange, to: TimeRange): TimeRange => ({ since: later(r.since, to.since), until: earlier(r.until, to.until) });
-
 export interface Surroundings {
   errors: boolean;
   jobs: boolean;
@@ -138,13 +133,10 @@ export async function surroundings(ctx: AppContext, range: TimeRange, o: Surroun
 
 /** The incident's span with CONTEXT_PAD_MS each side, inside `within`. */
 export function paddedSpan(i: IncidentView, openUntil: string, within: TimeRange): TimeRange {
-  return clampRange(
-    {
-      since: new Date(Date.parse(i.started_at) - CONTEXT_PAD_MS).toISOString(),
-      until: new Date(Date.parse(i.ended_at ?? openUntil) + CONTEXT_PAD_MS).toISOString(),
-    },
-    within,
-  );
+  const since = new Date(Date.parse(i.started_at) - CONTEXT_PAD_MS).toISOString();
+  const until = new Date(Date.parse(i.ended_at ?? openUntil) + CONTEXT_PAD_MS).toISOString();
+  // ISO 8601 UTC strings of one format order as text (Math.min/max do not apply to strings).
+  return { since: [since, within.since].sort()[1]!, until: [until, within.until].sort()[0]! };
 }
 
 function summaryOf(incident: IncidentView | null, window: TimeRange, top: TopErrors | null, failures: JobFailure[] | null): string {
