@@ -2,7 +2,7 @@ import type { AppContext } from "../../context";
 import { systemStatus } from "../../status/service";
 import { auditAlertsAfter } from "../../transparency/audit-service";
 import { deadLetterTotal } from "../../webhooks/service";
-import { type AlertInput, type AlertStatus, lastAlertDetails, lastAlertValue, newAlertRunId, recordAlertRun } from "./service";
+import { type AlertInput, type AlertStatus, lastAlertRun, newAlertRunId, recordAlertRun } from "./service";
 import { digestAlerts } from "./digest-alerts";
 
 // The alerts-monitor job: records, one row per alert per run, what each domain's service already judges (the status
@@ -33,7 +33,7 @@ async function statusAlerts(ctx: AppContext): Promise<AlertInput[]> {
 async function transparencyAlerts(ctx: AppContext): Promise<AlertInput[]> {
   // The first evaluation ever judges the latest run only (no replay of history); one that found no run yet
   // leaves every run after it to judge.
-  const previous = await lastAlertDetails(ctx, "transparency", "audit_anomalies");
+  const previous = (await lastAlertRun(ctx, "transparency", "audit_anomalies"))?.details ?? null;
   const after = previous === null ? null : typeof previous.selected_run === "number" ? previous.selected_run : 0;
   const answers = await auditAlertsAfter(ctx, after);
   return answers.map((a) => {
@@ -53,7 +53,7 @@ async function transparencyAlerts(ctx: AppContext): Promise<AlertInput[]> {
  */
 async function webhookAlerts(ctx: AppContext): Promise<AlertInput[]> {
   const now = await deadLetterTotal(ctx);
-  const prevRaw = await lastAlertValue(ctx, "webhooks", DEAD_LETTER_ALERT);
+  const prevRaw = (await lastAlertRun(ctx, "webhooks", DEAD_LETTER_ALERT))?.value ?? null;
   const previous = prevRaw === null || !/^\d+$/.test(prevRaw) ? null : Number(prevRaw);
   const growth = now - (previous ?? 0);
   const summary =

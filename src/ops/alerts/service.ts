@@ -97,13 +97,8 @@ export function summarizeRuns(rows: AlertRunRow[]): RunSummary[] {
     .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.run_id < b.run_id ? 1 : -1));
 }
 
-/** The value of the newest row of (source, name), for growth checks between runs; null before the first run. */
-export async function lastAlertValue(ctx: AppContext, source: string, name: string): Promise<string | null> {
-  return (await newestRun(ctx.store, source, name))?.value ?? null;
-}
-
-/** The details of the newest row of (source, name), parsed; null before the first run. */
-export async function lastAlertDetails(ctx: AppContext, source: string, name: string): Promise<Record<string, unknown> | null> {
+/** The newest row of (source, name), its details parsed, for comparisons between runs; null before the first run. */
+export async function lastAlertRun(ctx: AppContext, source: string, name: string) {
   const r = await newestRun(ctx.store, source, name);
-  return r ? parseDetails(r.details) : null;
+  return r && { value: r.value, details: parseDetails(r.details) };
 }
