@@ -11,7 +11,6 @@ export const USAGE_SOURCES = ["export", "token"] as const;
 export type UsageSource = (typeof USAGE_SOURCES)[number];
 export type UsageSourceFilter = "all" | UsageSource;
 
-/** `at` defaults to the clock's now. */
 export type ExportUsageInput = Omit<UsageRow, "id" | "at" | "source"> & { source: UsageSource; at?: string };
 
 /** Records one download. Cheap (one INSERT): only export downloads call it, never ordinary routes. */

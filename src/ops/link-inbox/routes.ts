@@ -92,10 +92,7 @@ const Resolved = Envelope({
   incidents: t.Array(ResolvedIncident, { description: "newest first" }),
 });
 
-/**
- * The link inbox's read-models. Bearer admin token or the operator session (`operator: "api"`); without either
- * → 403. The targets' URLs never appear: only their redacted labels.
- */
+/** The link inbox's read-models, bearer token or operator session; the targets' URLs never appear, only their redacted labels. */
 export function linkInboxRoutes(ctx: AppContext, guards: Guards) {
   subscribeLinkInbox(ctx);
   return new Elysia({ name: "herald:ops-link-inbox" })

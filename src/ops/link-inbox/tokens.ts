@@ -35,10 +35,7 @@ export async function issueDownloadToken(ctx: AppContext, actor: string, exportN
   return { token, expiresAt };
 }
 
-/**
- * The parameters of a token, which is now used up. Unknown → 404; another operator's → 403 (the token stays
- * usable for its owner); used → 410 download_token_used; past expires_at → 410 download_token_expired.
- */
+/** The parameters of a token, which is now used up; another operator's is refused and stays usable for its owner. */
 export async function redeemDownloadTokenOrThrow(ctx: AppContext, actor: string, token: string): Promise<{ export: string; params: Record<string, unknown> }> {
   const hash = sha256Hex(token);
   const row = await tokenOf(ctx.store, hash);

@@ -73,7 +73,6 @@ export function preflightRoutes(ctx: AppContext, guards: Guards) {
         });
         // include_meta makes the body (and so its ETag) per request; without it equal state gives equal bytes.
         const meta = requestedMeta(request, set.headers["x-request-id"], ctx.clock.now());
-        // 200 with ETag/Last-Modified/Cache-Control, or 304 with them (If-None-Match decides when present).
         const bytes = JSON.stringify(meta ? { ...body, meta } : body);
         return conditionalBytes(request, bytes, {
           lastModified: lastModifiedOf(ctx, d).toISOString(),
