@@ -19,11 +19,11 @@ export function mdEscape(s: string): string {
   return s.replace(/\r?\n|\r/g, " ").replace(/[\\`*[\]<>|&~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, (c) => `\\${c}`);
 }
 
-const mdTable = (head: string[], rows: string[][]): Lines => [
-  `| ${head.join(" | ")} |`,
-  `| ${head.map(() => "---").join(" | ")} |`,
-  ...rows.map((r) => `| ${r.map((c) => (c === "" ? " " : c)).join(" | ")} |`),
-];
+/** A GFM table, or the `empty` sentence in italics when there are no rows. */
+const mdTable = (head: string[], rows: string[][], empty: string): Lines =>
+  rows.length
+    ? [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.map((c) => (c === "" ? " " : c)).join(" | ")} |`)]
+    : [`_${empty}_`];
 
 const impactRows = (d: Draft): Array<[string, string]> => [
   ["Severity", d.impact.severity ? `${d.impact.severity_label} (${d.impact.severity})` : d.impact.severity_label],
@@ -48,19 +48,17 @@ const md: Record<SectionId, Section> = {
   summary: (d) => [mdEscape(d.summary)],
   impact: (d) => impactRows(d).map(([k, v]) => `- **${k}:** ${mdEscape(v)}`),
   timeline: (d) =>
-    d.timeline.length
-      ? mdTable(
-          ["Time (UTC)", "Event"],
-          d.timeline.map((e) => [e.at, mdEscape(e.text)]),
-        )
-      : ["_No events in the timeline._"],
+    mdTable(
+      ["Time (UTC)", "Event"],
+      d.timeline.map((e) => [e.at, mdEscape(e.text)]),
+      "No events in the timeline.",
+    ),
   incidents: (d) =>
-    d.incidents.length
-      ? mdTable(
-          ["Index", "Id", "Source", "Severity", "Status", "Started", "Title"],
-          d.incidents.map((i, n) => [String(n), String(i.id), i.source, i.severity, i.status, i.started_at, mdEscape(i.title)]),
-        )
-      : ["_No status incident in the window._"],
+    mdTable(
+      ["Index", "Id", "Source", "Severity", "Status", "Started", "Title"],
+      d.incidents.map((i, n) => [String(n), String(i.id), i.source, i.severity, i.status, i.started_at, mdEscape(i.title)]),
+      "No status incident in the window.",
+    ),
   top_errors: (d) => {
     const t = d.top_errors!;
     return [
@@ -68,30 +66,27 @@ const md: Record<SectionId, Section> = {
       "",
       "### Error codes",
       "",
-      ...(t.codes.length
-        ? mdTable(
-            ["Code", "Status", "Count", "Share"],
-            t.codes.map((c) => [mdEscape(c.error_code), String(c.status), String(c.count), pct(c.share)]),
-          )
-        : ["_No failed requests._"]),
+      ...mdTable(
+        ["Code", "Status", "Count", "Share"],
+        t.codes.map((c) => [mdEscape(c.error_code), String(c.status), String(c.count), pct(c.share)]),
+        "No failed requests.",
+      ),
       "",
       "### Routes",
       "",
-      ...(t.routes.length
-        ? mdTable(
-            ["Method", "Route", "Count", "5xx", "Share"],
-            t.routes.map((r) => [r.method, mdEscape(r.route), String(r.count), String(r.server_errors), pct(r.share)]),
-          )
-        : ["_No failed requests._"]),
+      ...mdTable(
+        ["Method", "Route", "Count", "5xx", "Share"],
+        t.routes.map((r) => [r.method, mdEscape(r.route), String(r.count), String(r.server_errors), pct(r.share)]),
+        "No failed requests.",
+      ),
     ];
   },
   job_failures: (d) =>
-    d.job_failures!.length
-      ? mdTable(
-          ["Job", "Run", "Started", "Error"],
-          d.job_failures!.map((f) => [mdEscape(f.job), String(f.run_id), f.started_at, mdEscape(f.error ?? "no message")]),
-        )
-      : ["_No failed job runs in the window._"],
+    mdTable(
+      ["Job", "Run", "Started", "Error"],
+      d.job_failures!.map((f) => [mdEscape(f.job), String(f.run_id), f.started_at, mdEscape(f.error ?? "no message")]),
+      "No failed job runs in the window.",
+    ),
   preflight: (d) => [
     mdEscape(preflightLine(d.preflight!)),
     ...(d.preflight!.changes.length ? ["", ...d.preflight!.changes.map((c) => `- ${mdEscape(preflightChange(c))}`)] : []),
