@@ -94,22 +94,21 @@ export async function warnStreakOf(q: Queryable, source: string): Promise<{ name
 
 export type PendingRun = Pick<RunRow, "id" | "at" | "source" | "name" | "status" | "value" | "details">;
 const PENDING_COLUMNS = "r.id, r.at, r.source, r.name, r.status, r.value, r.details";
+/**
+ * Rows at or after `since` newer than the row their key last applied (or of a key without state). Not a watermark
+ * over every key (ids commit out of order on PostgreSQL: a row can become visible after a higher id was applied):
+ * each key is compared with its own last_row_id, so a late row of one key is still found.
+ */
+const PENDING = `FROM ops_alert_runs r LEFT JOIN ops_alert_state s ON s.alert_key = r.source || ':' || r.name
+  WHERE r.at >= ? AND (s.id IS NULL OR r.id > s.last_row_id)`;
 
 /**
- * Rows at or after `since` newer than the row their key last applied (or of a key without state), oldest first.
- * Not a watermark over every key (ids commit out of order on PostgreSQL: a row can become visible after a higher
- * id was applied): each key is compared with its own last_row_id, so a late row of one key is still found.
- * The batch is taken in time order, down ops_alert_runs_at_idx from `since` (in id order SQLite walked the table
- * from its oldest row, and the table is never pruned), and returned in id order, as its keys apply it.
+ * Pending rows (PENDING), oldest first. The batch is taken in time order, down ops_alert_runs_at_idx from `since` (in
+ * id order SQLite walked the table from its oldest row, and the table is never pruned), and returned in id order, as
+ * its keys apply it.
  */
 export const pendingRuns = async (q: Queryable, since: string, limit: number) =>
-  (
-    await q.all<PendingRun>(
-      `SELECT ${PENDING_COLUMNS} FROM ops_alert_runs r LEFT JOIN ops_alert_state s ON s.alert_key = r.source || ':' || r.name
-       WHERE r.at >= ? AND (s.id IS NULL OR r.id > s.last_row_id) ORDER BY r.at, r.id LIMIT ?`,
-      [since, limit],
-    )
-  ).sort((a, b) => a.id - b.id);
+  (await q.all<PendingRun>(`SELECT ${PENDING_COLUMNS} ${PENDING} ORDER BY r.at, r.id LIMIT ?`, [since, limit])).sort((a, b) => a.id - b.id);
 
 /** The given rows (those a writer just recorded), oldest first. */
 export const runsByIds = (q: Queryable, ids: readonly number[]) =>
@@ -117,12 +116,7 @@ export const runsByIds = (q: Queryable, ids: readonly number[]) =>
 
 /** Whether any row of the window is newer than its key's state (the cheap check of an idle tick). */
 export async function anyPendingRun(q: Queryable, since: string): Promise<boolean> {
-  const r = await q.get<{ one: number }>(
-    `SELECT 1 AS one FROM ops_alert_runs r LEFT JOIN ops_alert_state s ON s.alert_key = r.source || ':' || r.name
-     WHERE r.at >= ? AND (s.id IS NULL OR r.id > s.last_row_id) LIMIT 1`,
-    [since],
-  );
-  return r !== null;
+  return (await q.get<{ one: number }>(`SELECT 1 AS one ${PENDING} LIMIT 1`, [since])) !== null;
 }
 
 /**
