@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/port";
+import { changed, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { opsDownloadTokens, opsExportUsage } from "../tables";
 
@@ -46,12 +46,8 @@ export const tokenOf = (q: Queryable, hash: string) =>
   );
 
 /** Uses the token up: only where it is still unused and unexpired, so of two racing downloads one wins. */
-export async function claimToken(q: Queryable, hash: string, nowIso: string): Promise<boolean> {
-  return (
-    (await q.run("UPDATE ops_download_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?", [nowIso, hash, nowIso])).changes ===
-    1
-  );
-}
+export const claimToken = (q: Queryable, hash: string, nowIso: string) =>
+  changed(q, "UPDATE ops_download_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?", [nowIso, hash, nowIso]);
 
 /** Tokens requested, used and expired unused per actor, for the exports under `prefix`. */
 export function tokensByActor(q: Queryable, prefix: string, actor: string | null, nowIso: string) {
