@@ -72,8 +72,7 @@ export const PreflightModel = {
     ...filters,
     include_compare_timestamps: flag,
     include_fields: flag,
-    // Declared as the integers the handler uses; the spec's clamps and fallback happen before validation, in the
-    // route's transform (normalizeSummaryQuery): "9" → 10, "501" → 500, "abc" → 200; bytes "250001" → 250000.
+    // The integers the handler uses: the route's transform (normalizeSummaryQuery) clamps what was sent before validation.
     include_fields_max: intQuery({
       minimum: 10,
       maximum: 500,
