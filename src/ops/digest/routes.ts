@@ -16,7 +16,6 @@ import { renderPng } from "./chart-renderer";
 import { TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
 import { ok } from "../../http/envelope";
 
-const summary = (s: string) => ({ summary: s });
 const INVALID = "invalid_query: a parameter out of range, named in details";
 
 const BASE = "/admin/ops/403-digest";
@@ -32,7 +31,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
         operator: "api",
         query: M.query,
         response: { 200: M.digest },
-        detail: summary("403s of the window per hour against a baseline, grouped by route, partner key and client prefix, with findings"),
+        detail: { summary: "403s of the window per hour against a baseline, grouped by route, partner key and client prefix, with findings" },
       })
       .use(
         exportPair({
@@ -48,7 +47,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           },
           csv: (d) => csvResponse(csvTable(digestRows(d), EXPORT_COLUMNS), exportFilename(d, "csv")),
           detail: {
-            json: { ...summary("The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv"), ...downloads() },
+            json: { summary: "The digest as one flat table (hours, groups, findings, suppressed findings); the JSON twin of export.csv", ...downloads() },
             csv: operatorCsvDoc(
               "The digest table as RFC 4180 CSV: the same rows and columns as export.json",
               "A header line, then one record per row of export.json",
@@ -94,7 +93,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           operator: "api",
           query: M.suppressionListQuery,
           response: { 200: M.suppressionList },
-          detail: summary("Suppression rules, newest first, each with its state now (active, expired, revoked)"),
+          detail: { summary: "Suppression rules, newest first, each with its state now (active, expired, revoked)" },
         },
       )
       .post(
@@ -108,14 +107,14 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           admin: true,
           body: M.suppressionBody,
           response: { 201: M.suppressionOne },
-          detail: summary("Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)"),
+          detail: { summary: "Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)" },
         },
       )
       .post(`${BASE}/suppressions/:id/revoke`, async ({ params, admin }) => ok({ rule: await revokeSuppression(ctx, admin, params.id) }), {
         admin: true,
         params: M.suppressionParams,
         response: { 200: M.suppressionOne, ...refuses(404, 409) },
-        detail: summary("End a rule now (audited); 409 when it was already revoked"),
+        detail: { summary: "End a rule now (audited); 409 when it was already revoked" },
       })
       .get(
         `${BASE}/suppressions/export.json`,
@@ -128,7 +127,7 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           operator: "api",
           query: M.exportQuery,
           response: { 200: M.suppressionExport },
-          detail: { ...summary("Every suppression rule (the rules file), oldest first, with its state now"), ...downloads() },
+          detail: { summary: "Every suppression rule (the rules file), oldest first, with its state now", ...downloads() },
         },
       )
   );
