@@ -77,14 +77,10 @@ export interface DetailQuery {
 
 export async function incidentDetail(ctx: AppContext, q: DetailQuery) {
   if (q.id !== undefined && q.index !== undefined) throw queryProblem("index", "must not be given with id: give one of them");
-  let incident: IncidentView;
-  if (q.id !== undefined) incident = await getIncidentOrThrow(ctx, q.id);
-  else {
-    const index = q.index ?? 0;
-    const found = (await incidentsInWindow(ctx, { since: null, until: null, limit: 1, offset: index })).items[0];
-    if (!found) throw new AppError("not_found", `No incident at index ${index} (index 0 = the newest)`, { details: { index } });
-    incident = found;
-  }
+  const index = q.index ?? 0;
+  const incident =
+    q.id !== undefined ? await getIncidentOrThrow(ctx, q.id) : (await incidentsInWindow(ctx, { since: null, until: null, limit: 1, offset: index })).items[0];
+  if (!incident) throw new AppError("not_found", `No incident at index ${index} (index 0 = the newest)`, { details: { index } });
   const now = ctx.clock.now().toISOString();
   // The incident's own span and 15 minutes each side, never past now: what led to it and what followed.
   const range = paddedSpan(incident, now, { since: "0000", until: now });
