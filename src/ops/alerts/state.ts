@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context";
 import type { Queryable } from "../../db/port";
 import { activeSilences, type ActiveSilences } from "./silences";
-import { baseOf, enqueueLinkMessage, type LinkEvent, type LinkMessage, recordLinkSkip } from "../link-inbox/notify";
+import { baseOf, enqueueLinkMessage, type LinkMessage, recordLinkSkip } from "../link-inbox/notify";
 import { anyPendingRun, insertState, lockState, type PendingRun, pendingRuns, runsByIds, type StateRow, updateState } from "./store";
 
 // Alert state: turns ops_alert_runs rows into each alert key's state (ops_alert_state) and sends its state CHANGES,
@@ -92,17 +92,14 @@ function messageOf(ctx: Deps, s: AlertStateRow, r: RunRow, kind: "fired" | "reso
   const value = r.value ? ` (${r.value.slice(0, 100)})` : "";
   const summary = summaryOf(r.details);
   const about = summary ? ` — ${clipped(summary, 200)}` : "";
-  let event: LinkEvent;
-  let text: string;
+  const issueId = alertIssueId(r.source, r.name);
   if (kind === "resolved") {
-    event = "alert.resolved";
-    text = `[Herald] Alert resolved: ${r.source}/${r.name} (was ${previous} since ${s.fired_at ?? s.since})${resolvedWords(r, firing)} ${link}`;
-  } else {
-    event = preflight ? "preflight.anomaly" : "alert.fired";
-    const what = preflight ? `Preflight anomaly: ${r.name}` : `Alert fired: ${r.source}/${r.name}`;
-    text = `[Herald] ${what} [${levelOf(r.status)}]${value}${about} at ${r.at} ${link}`;
+    const text = `[Herald] Alert resolved: ${r.source}/${r.name} (was ${previous} since ${s.fired_at ?? s.since})${resolvedWords(r, firing)} ${link}`;
+    return { event: "alert.resolved", issueId, text, link };
   }
-  return { event, issueId: alertIssueId(r.source, r.name), text, link };
+  const what = preflight ? `Preflight anomaly: ${r.name}` : `Alert fired: ${r.source}/${r.name}`;
+  const text = `[Herald] ${what} [${levelOf(r.status)}]${value}${about} at ${r.at} ${link}`;
+  return { event: preflight ? "preflight.anomaly" : "alert.fired", issueId, text, link };
 }
 
 /**
