@@ -183,18 +183,14 @@ async function pruneBackups(ctx: AppContext, input: BackupRunInput, keepName: st
   const pruned: PrunedBackup[] = [];
   const at = ctx.clock.now().toISOString();
   for (const f of doomed) {
+    const gone = { name: f.name, size_bytes: f.size_bytes, created_at: f.created_at };
     try {
       await ctx.store.tx(async (t) => {
-        await auditOperator(t, input, at, "backup.pruned", f.path, {
-          name: f.name,
-          size_bytes: f.size_bytes,
-          created_at: f.created_at,
-          keep: ctx.config.backupKeep,
-        });
+        await auditOperator(t, input, at, "backup.pruned", f.path, { ...gone, keep: ctx.config.backupKeep });
         rmSync(f.path);
         rmSync(manifestPathOf(f.path), { force: true });
       });
-      pruned.push({ name: f.name, size_bytes: f.size_bytes, created_at: f.created_at });
+      pruned.push(gone);
     } catch (err) {
       ctx.log.warn("could not prune an old backup", { name: f.name, error: (err as Error).message });
     }
