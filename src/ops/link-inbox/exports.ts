@@ -134,8 +134,7 @@ export async function queryEvents(ctx: AppContext, q: EventFilterInput, countOnl
   const where = whereOf(filters, window);
   const total = empty ? 0 : await countEvents(ctx.store, where);
   const t2 = performance.now();
-  let rows: EventRow[] | null = null;
-  if (!countOnly) rows = empty ? [] : await eventRows(ctx.store, where, fields, filters.limit);
+  const rows: EventRow[] | null = countOnly ? null : empty ? [] : await eventRows(ctx.store, where, fields, filters.limit);
   const t3 = performance.now();
   const ms = (a: number, b: number) => Math.round((b - a) * 1000) / 1000;
   return { filters, window, fields, total, rows, timingsMs: { resolve: ms(t0, t1), count: ms(t1, t2), rows: ms(t2, t3) } };
