@@ -58,13 +58,10 @@ function validate(ctx: AppContext, input: SuppressionInput) {
   const problems: Array<{ field: string; problem: string }> = [];
   const pathPattern = input.path_pattern?.trim() || null;
   const keyId = input.partner_key_id?.trim() || null;
-  let prefix: string | null = null;
-  if (input.client_prefix !== undefined && input.client_prefix.trim() !== "") {
-    prefix = normalizePrefix(input.client_prefix.trim());
-    if (!prefix) problems.push({ field: "body.client_prefix", problem: "must be an IPv4 /24 (203.0.113.0/24) or an IPv6 /48 (2001:db8:1::/48)" });
-  }
-  if (!pathPattern && !keyId && !input.client_prefix?.trim())
-    problems.push({ field: "body", problem: "needs at least one of path_pattern, partner_key_id, client_prefix" });
+  const rawPrefix = input.client_prefix?.trim() || null;
+  const prefix = rawPrefix && normalizePrefix(rawPrefix);
+  if (rawPrefix && !prefix) problems.push({ field: "body.client_prefix", problem: "must be an IPv4 /24 (203.0.113.0/24) or an IPv6 /48 (2001:db8:1::/48)" });
+  if (!pathPattern && !keyId && !rawPrefix) problems.push({ field: "body", problem: "needs at least one of path_pattern, partner_key_id, client_prefix" });
   const now = ctx.clock.now();
   const expires = endProblem(input.expires_at, now, MAX_RULE_DAYS);
   if (expires) problems.push({ field: "body.expires_at", problem: expires });
