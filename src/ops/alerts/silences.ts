@@ -2,7 +2,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import { auditOperator } from "../../auth/audit";
 import type { AppContext } from "../../context";
-import { AppError, NotFoundError, problemsOrThrow } from "../../http/errors/errors";
+import { AppError, found, problemsOrThrow } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { endProblem, globToRegExp } from "../digest/suppressions";
 import { expireSilenceRow, insertSilence, silenceById, type SilenceRow, silencesInForce, silencesPage } from "./store";
@@ -62,8 +62,7 @@ export async function expireSilence(ctx: AppContext, who: AdminRequest, id: numb
   const ended = (r: SilenceRow) =>
     new AppError("conflict", `Silence ${id} already ended at ${r.expired_at ?? r.ends_at}${r.expired_by ? ` (expired by ${r.expired_by})` : ""}`);
   const row = await ctx.store.tx(async (t) => {
-    const r = await silenceById(t, id);
-    if (!r) throw new NotFoundError("silence", id);
+    const r = found(await silenceById(t, id), "silence", id);
     if (stateOf(r, nowIso) === "expired") throw ended(r);
     // Conditional: of two operators ending it at once (on two instances), one wins and the other gets the 409.
     const updated = await expireSilenceRow(t, id, nowIso, actorLabel(who.actor));

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context";
-import { NotFoundError } from "../../http/errors/errors";
+import { found } from "../../http/errors/errors";
 import { activeSilences, type Silence } from "./silences";
 import { type AlertLevel, type AlertStateRow, alertIssueId, alertPagePath, parseDetails, summaryOf } from "./state";
 import { firingStates, type JoinedState, recentStates, runHistory, runsOfSince, stateById, stateLevels } from "./store";
@@ -72,8 +72,7 @@ export function noticesOf(ctx: AppContext, issueId: string): Promise<AlertNotice
 
 /** One alert by its id (the address in every notice), with its recent evaluations and notices; 404 when unknown. */
 export async function alertDetailOrThrow(ctx: AppContext, id: number) {
-  const j = (await stateById(ctx.store, id)) as Joined | null;
-  if (!j) throw new NotFoundError("alert", id);
+  const j = found((await stateById(ctx.store, id)) as Joined | null, "alert", id);
   const alert = viewOf(j, (await activeSilences(ctx, ctx.clock.now().toISOString())).of(j.alert_key));
   const history = (await runHistory(ctx.store, j.source, j.name, ALERT_HISTORY_SHOWN)).map((r) => ({ ...r, summary: summaryOf(r.details) }));
   return { alert, history, notices: await noticesOf(ctx, alertIssueId(j.source, j.name)) };

@@ -2,7 +2,7 @@ import type { AdminRequest } from "../../auth/admin-plugin";
 import { actorLabel } from "../../auth/actors";
 import { auditOperator } from "../../auth/audit";
 import type { AppContext } from "../../context";
-import { AppError, NotFoundError, problemsOrThrow } from "../../http/errors/errors";
+import { AppError, found, problemsOrThrow } from "../../http/errors/errors";
 import { pageOf, type PageRequest } from "../../http/pagination";
 import { clientPrefix } from "../../http/request-log/rollup";
 import { allRules, insertRule, revokeRule, ruleById, type RuleRow, rulesInForce, rulesPage } from "./store";
@@ -92,8 +92,7 @@ export async function revokeSuppression(ctx: AppContext, admin: AdminRequest, id
   const nowIso = ctx.clock.now().toISOString();
   const revoked = (at: string | null) => new AppError("conflict", `Suppression rule ${id} was already revoked at ${at}`);
   const row = await ctx.store.tx(async (t) => {
-    const r = await ruleById(t, id);
-    if (!r) throw new NotFoundError("suppression rule", id);
+    const r = found(await ruleById(t, id), "suppression rule", id);
     if (r.revoked_at !== null) throw revoked(r.revoked_at);
     // Conditional: of two operators revoking at once (on two instances), one wins and the other gets the 409.
     const updated = await revokeRule(t, id, nowIso);
