@@ -59,7 +59,7 @@ export const CONFIG_SCHEMA = {
     partnerPerMin: v("RATE_LIMIT_PARTNER_PER_MIN", {
       kind: int(0, 10_000_000),
       fallback: "6000",
-      doc: "Other signed live partner requests per key per minute (0 = off).",
+      doc: "Other signed live partner requests per key per minute; also the per-address bound on partner requests refused with 401 (0 = off).",
     }),
   },
   requestLogRetentionDays: v("REQUEST_LOG_RETENTION_DAYS", {
