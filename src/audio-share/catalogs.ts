@@ -44,7 +44,7 @@ export const AUDIO_SHARE_ERRORS = {
     routes: [`${BASE}/track`],
   },
   track_auth_invalid: {
-    when: "AUDIO_SHARE_TRACK_AUTH is optional or required and the Authorization header is not a known, unrevoked bearer token (X-Audio-Share-Track-Auth: optional_invalid_bearer or required_invalid_bearer).",
+    when: "AUDIO_SHARE_TRACK_AUTH is optional or required and the Authorization header is not a known, unrevoked bearer token (X-Audio-Share-Track-Auth: optional or required_invalid_bearer).",
     routes: [`${BASE}/track`],
   },
   invalid_query: {
@@ -164,18 +164,14 @@ export const TRACK_AUTH_HEADER = "X-Audio-Share-Track-Auth";
 export const CHECKSUM_HEADER = "X-Audio-Share-Checksum";
 
 /**
- * Every value of X-Audio-Share-Track-Auth: the mode (AUDIO_SHARE_TRACK_AUTH), then what the request's bearer
- * turned out to be: missing, invalid (unknown, revoked or not `Bearer <token>`) or valid. `off` stands alone
- * because nothing is checked. The spec's four values are sent as the spec names them: `optional` is what the
- * default mode answers a request without a bearer (accepted, anonymous). Optional mode with a bearer says what the
- * bearer was (optional_invalid_bearer, optional_valid_bearer), because one value for "accepted anonymously" and
- * "refused with 401" told the client nothing.
+ * Every value of X-Audio-Share-Track-Auth, the spec's four: whether the mode (AUDIO_SHARE_TRACK_AUTH) requires a
+ * bearer, then, when it does, what the request's bearer was. A mode that does not require one (optional, off) says
+ * `optional` on every answer; there the status and the body tell an accepted request (`authenticated`) from a
+ * refused bearer (401 track_auth_invalid).
  */
 export const TRACK_AUTH_VALUES = {
-  off: "mode off: Authorization is ignored, whatever it holds; the event is anonymous",
-  optional: "mode optional, no Authorization sent: accepted, anonymous",
-  optional_invalid_bearer: "mode optional, a bearer that is unknown, revoked or malformed: 401 track_auth_invalid (never counted as anonymous)",
-  optional_valid_bearer: "mode optional, a valid bearer: accepted, attributed to the token",
+  optional:
+    "mode optional or off: a bearer is not required. No Authorization: accepted, anonymous. Optional mode: a valid bearer is accepted and attributed to its token (authenticated: true), any other is 401 track_auth_invalid. Off: Authorization is ignored",
   required_missing_bearer: "mode required, no Authorization sent: 401 track_auth_required",
   required_invalid_bearer: "mode required, a bearer that is unknown, revoked or malformed: 401 track_auth_invalid",
   required_valid_bearer: "mode required, a valid bearer: accepted, attributed to the token",

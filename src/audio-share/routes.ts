@@ -7,7 +7,7 @@ import { includeMetaQuery, ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
 import { AppError } from "../http/errors/errors";
 import { adminRoutes } from "./admin-routes";
-import { CHECKSUM_HEADER, errorsCatalog, expiresInLimits, guidanceCatalog, TRACK_AUTH_HEADER, warningsCatalog } from "./catalogs";
+import { CHECKSUM_HEADER, errorsCatalog, expiresInLimits, guidanceCatalog, TRACK_AUTH_HEADER, TRACK_AUTH_VALUES, warningsCatalog } from "./catalogs";
 import { channelById, describeChannels } from "./channels";
 import { buildHostPolicy, describePolicy, type HostPolicy } from "./host-policy";
 import { audioShareHealth, expandShortUrl, linkStats, resolveCode } from "./link-verbs";
@@ -109,12 +109,16 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
           response: { 200: M.tracked, ...refuses(401), ...errs },
           detail: {
             ...tag(
-              "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, whose mode and outcome X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",
+              "Record a share event (copy, share, open …); client_event_id dedupes retries; Authorization: Bearer <track token> per AUDIO_SHARE_TRACK_AUTH, which X-Audio-Share-Track-Auth reports (guidance.json track_auth.header_values)",
             ),
             ...sendsHeaders(
               {
                 [CHECKSUM_HEADER]: "SHA-256 (hex) of the exact body bytes of a JSON success",
-                [TRACK_AUTH_HEADER]: "Track auth's mode and outcome (guidance.json track_auth.header_values), on refusals too",
+                [TRACK_AUTH_HEADER]: {
+                  description:
+                    "Whether track auth requires a bearer and, when it does, what was sent (guidance.json track_auth.header_values), on refusals too",
+                  values: Object.keys(TRACK_AUTH_VALUES),
+                },
               },
               { refusals: true },
             ),

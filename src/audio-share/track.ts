@@ -25,7 +25,7 @@ import {
 // optional bearer auth of AUDIO_SHARE_TRACK_AUTH. Bearer tokens are issued by operators and stored hashed.
 
 export interface TrackAuth {
-  /** The X-Audio-Share-Track-Auth value (catalogs.ts TRACK_AUTH_VALUES): mode and outcome, never a guess. */
+  /** The X-Audio-Share-Track-Auth value (catalogs.ts TRACK_AUTH_VALUES), one of the spec's four. */
   header: TrackAuthHeader;
   tokenId: number | null;
 }
@@ -33,12 +33,13 @@ export interface TrackAuth {
 /**
  * Decides the track request's authentication. Throws 401 (with the header already set on the error) when the
  * mode refuses it: required without a bearer, or any mode but off with a bearer that is not valid — a wrong
- * credential is a client bug worth surfacing, never silently counted as anonymous. The header names the mode
- * and what was found, so a refused optional-mode request says optional_invalid_bearer, not "optional".
+ * credential is a client bug worth surfacing, never silently counted as anonymous. The header takes only the
+ * spec's four values, so a mode that does not require a bearer says `optional` whatever was sent; the answer's
+ * `error` (track_auth_invalid) or `authenticated` says what the bearer was.
  */
 export async function authenticateTrack(ctx: AppContext, authorization: string | null): Promise<TrackAuth> {
   const mode = ctx.config.audioShare.trackAuth;
-  if (mode === "off") return { header: "off", tokenId: null };
+  if (mode === "off") return { header: "optional", tokenId: null };
   if (!authorization) {
     if (mode === "optional") return { header: "optional", tokenId: null };
     throw new AppError("track_auth_required", "This service requires Authorization: Bearer <track token> on /track", {
@@ -48,13 +49,13 @@ export async function authenticateTrack(ctx: AppContext, authorization: string |
   const match = BEARER.exec(authorization);
   const row = match ? await liveTokenIdByHash(ctx.store, sha256Hex(match[1]!)) : null;
   if (!row) {
-    const header: TrackAuthHeader = mode === "required" ? "required_invalid_bearer" : "optional_invalid_bearer";
+    const header: TrackAuthHeader = mode === "required" ? "required_invalid_bearer" : "optional";
     throw new AppError("track_auth_invalid", "The track bearer token is unknown, revoked or malformed; send Authorization: Bearer <track token>", {
       headers: { [TRACK_AUTH_HEADER]: header },
     });
   }
   await touchToken(ctx.store, row.id, ctx.clock.now().toISOString());
-  return { header: mode === "required" ? "required_valid_bearer" : "optional_valid_bearer", tokenId: row.id };
+  return { header: mode === "required" ? "required_valid_bearer" : "optional", tokenId: row.id };
 }
 
 export type TrackInput = typeof AudioShareModel.trackBody.static;

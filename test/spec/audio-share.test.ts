@@ -42,6 +42,23 @@ describe("track", () => {
     expect(first.headers.get("x-audio-share-track-auth")).toBe("optional");
   });
 
+  // "X-Audio-Share-Track-Auth reports one of: optional, required_missing_bearer, required_invalid_bearer,
+  // required_valid_bearer" — in every mode, whatever bearer is sent.
+  test("the header is one of the spec's four values in every mode and with every bearer", async () => {
+    const FOUR = ["optional", "required_missing_bearer", "required_invalid_bearer", "required_valid_bearer"];
+    for (const mode of ["off", "optional", "required"]) {
+      h = await openTestApp({ env: { AUDIO_SHARE_TRACK_AUTH: mode } });
+      const admin = await createAdminToken(h);
+      const issued = await h.json("/admin/audio-share/track-tokens", jsonInit("POST", { name: "site" }, { authorization: `Bearer ${admin}` }));
+      for (const [i, authorization] of [null, "Bearer nope", `Bearer ${issued.body.token}`].entries()) {
+        const r = await track({ event_type: "copy", destination_url: "/tracks/1", client_event_id: `c-${mode}-${i}` }, authorization ? { authorization } : {});
+        expect(FOUR).toContain(r.headers.get("x-audio-share-track-auth")!);
+        if (mode !== "required") expect(r.headers.get("x-audio-share-track-auth")).toBe("optional");
+      }
+      await h.close();
+    }
+  });
+
   test("required track auth: required_missing_bearer, required_invalid_bearer, required_valid_bearer", async () => {
     h = await openTestApp({ env: { AUDIO_SHARE_TRACK_AUTH: "required" } });
     const admin = await createAdminToken(h);

@@ -89,13 +89,20 @@ export const bodyRule = (rule: TSchema & { anyOf: TSchema[] }) => ({ [BODY_RULE]
 const ROUTE_HEADERS = "x-herald-response-headers";
 
 /**
- * Spread into a route's detail: the headers it sets itself (name → description), declared on its successful
- * answers, or with `{ refusals: true }` on every answer (a header set before the route can refuse).
+ * Spread into a route's detail: the headers it sets itself (name → description, or the description and the only
+ * values it takes), declared on its successful answers, or with `{ refusals: true }` on every answer (a header set
+ * before the route can refuse).
  */
-export const sendsHeaders = (headers: Record<string, string>, opts: { refusals?: boolean } = {}) => ({
+export const sendsHeaders = (headers: Record<string, string | { description: string; values: readonly string[] }>, opts: { refusals?: boolean } = {}) => ({
   [ROUTE_HEADERS]: {
     refusals: opts.refusals ?? false,
-    headers: Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: "string" } }])),
+    headers: Object.fromEntries(
+      Object.entries(headers).map(([name, h]) =>
+        typeof h === "string"
+          ? [name, { description: h, schema: { type: "string" } }]
+          : [name, { description: h.description, schema: { type: "string", enum: h.values } }],
+      ),
+    ),
   },
 });
 
