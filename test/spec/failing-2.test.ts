@@ -1,6 +1,8 @@
 // Second audit: behaviour that contradicts the service interface. Each test FAILS on the current code.
 import { afterEach, expect, test } from "bun:test";
-import { openTestApp, type TestApp } from "../support/app";
+import { jsonInit, openTestApp, type TestApp } from "../support/app";
+import { initDataFor, openMessengerApp, tmaPost } from "../messenger/support";
+import { createAdminToken, createKey, signedJson } from "../support/partner";
 
 let h: TestApp;
 afterEach(async () => {
@@ -36,4 +38,59 @@ test("unauthenticated partner catalogs (errors.json, webhooks/event-types) and /
     const got = await hammer(p, 91);
     expect(`${p} ${got.limitHeader} ${got.refused}`).toBe(`${p} 90 1`);
   }
+});
+
+// Spec "Sandbox operations": "POST | /api/partner/sandbox/webhook-events/replay | include_meta; returns count, …".
+// Herald honours ?include_meta=1 there at run time, but the served OpenAPI document (GET /api/openapi.json) does
+// not declare the parameter, so a client generated from it cannot send it; the sandbox's other spec-listed
+// mutations (donation-claim, salutes credit/debit) do declare it.
+test("the served OpenAPI document declares include_meta on POST /api/partner/sandbox/webhook-events/replay", async () => {
+  h = await openTestApp();
+  const doc = (await h.json("/api/openapi.json")).body;
+  const names = (p: string) => (doc.paths[p].post.parameters ?? []).filter((x: any) => x.in === "query").map((x: any) => x.name);
+  expect(names("/api/partner/sandbox/donation-claim")).toContain("include_meta");
+  expect(names("/api/partner/sandbox/salutes/credit")).toContain("include_meta");
+  expect(names("/api/partner/sandbox/webhook-events/replay")).toContain("include_meta");
+});
+
+// DESIGN.md §5 "Money and points": salutes are exact integers in minor units (SALUTES_DECIMALS, default 2); "More
+// decimals than allowed, non-finite, zero or negative amounts → 400." An operator's promo (and server mission)
+// reward.salutes is checked only against a pattern of up to 13 digits and 6 decimals, so "2.555" or
+// "1000000000.01" (past SALUTES_MAX_AMOUNT) is created with 200; every claim then answers salutes.paid=false ("the
+// salutes service refused: invalid_payload …") — the promised salutes can never be paid, and nothing said so when
+// the promo was made.
+test("a promo's reward.salutes the salutes ledger cannot hold (too many decimals, over the maximum) is refused at creation", async () => {
+  h = await openMessengerApp({ env: { MESSENGER_SALUTES_PARTNER: "Acme" } });
+  const A = { authorization: `Bearer ${await createAdminToken(h)}` };
+  const k = await createKey(h, { partner: "Acme" });
+  const uid = String((await signedJson(h, k, "POST", "/api/partner/users", { body: { external_id: "p1" } })).body.user.id);
+  const promo = (code: string, salutes: string) =>
+    h.json(
+      "/api/messenger/admin/games/promos",
+      jsonInit("POST", { code, reward: { points: 1, salutes }, max_claims: 10, audience_group: "all", expires_at: "2026-04-01T00:00:00Z" }, A),
+    );
+  // What the ledger can pay is accepted and paid exactly.
+  expect((await promo("GOOD1", "2.55")).status).toBe(200);
+  await h.json("/api/messenger/init/verify", tmaPost(initDataFor(h, { id: 501 })));
+  await h.json("/api/messenger/admin/players/501/link", jsonInit("POST", { user_id: uid, reason: "audit" }, A));
+  const paid = await h.json("/api/messenger/games/promos/claim", tmaPost(initDataFor(h, { id: 501 }), { request_id: "c1", code: "GOOD1" }));
+  expect(paid.body.salutes).toMatchObject({ amount: "2.55", paid: true });
+  const bad: Array<[string, string]> = [
+    ["BAD01", "2.555"],
+    ["BAD02", "1000000000.01"],
+  ];
+  for (const [code, salutes] of bad) {
+    const r = await promo(code, salutes);
+    expect(`${salutes} ${r.status} ${r.body.error}`).toBe(`${salutes} 400 invalid_payload`);
+  }
+  // The same rule on a server mission's reward (src/messenger/admin/missions-model.ts).
+  const m = await h.json(
+    "/api/messenger/admin/missions",
+    jsonInit(
+      "POST",
+      { mission_key: "spin-1", title: "Spin", event_type: "spin_wheel.play", target: 1, reward: { salutes: "1.234" }, daily_cap: 3, per_minute_cap: 1 },
+      A,
+    ),
+  );
+  expect(`mission ${m.status}`).toBe("mission 400");
 });
