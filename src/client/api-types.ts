@@ -1649,6 +1649,10 @@ export interface Operations {
   /** Sandbox: re-queue sandbox deliveries by id; results carry the headers they will be sent with */
   "POST /api/partner/sandbox/webhook-events/replay": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         event_ids: Array<number | string>;
         /** why you replay, e.g. receiver_fix */
@@ -1862,6 +1866,10 @@ export interface Operations {
   /** Re-queue deliveries by delivery id or evt_ event id; ids that are not yours answer not_found */
   "POST /api/partner/webhook-events/replay": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         event_ids: Array<number | string>;
         /** why you replay, e.g. receiver_fix */

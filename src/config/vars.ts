@@ -44,7 +44,7 @@ export const CONFIG_SCHEMA = {
     publicPerMin: v("RATE_LIMIT_PUBLIC_API_PER_MIN", {
       kind: int(0, 1_000_000),
       fallback: "90",
-      doc: "Public, transparency and audio-share requests per IP per minute (0 = off).",
+      doc: "Requests per IP per minute to the routes that take no credential: public, status, transparency, audio-share, the developer portal and API reference, and the partner catalogs served without a key (errors.json, webhooks/event-types); 0 = off.",
     }),
     webhookPerMin: v("RATE_LIMIT_WEBHOOK_PER_MIN", {
       kind: int(0, 1_000_000),

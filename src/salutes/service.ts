@@ -21,6 +21,9 @@ type SalutesCtx = Pick<AppContext, "config" | "clock" | "rng">;
 
 const rulesOf = (ctx: Pick<AppContext, "config">) => ctx.config.salutes;
 
+/** An amount in minor units under this deployment's rules (SALUTES_DECIMALS, SALUTES_MAX_AMOUNT), or the 400 naming `field`. */
+export const amountMinorOrThrow = (ctx: Pick<AppContext, "config">, value: unknown, field: string) => parseAmountMinor(value, rulesOf(ctx), field);
+
 /** GET /api/salutes/balance. Suspended users can still be read. */
 export async function getBalance(ctx: AppContext, owner: Owner, keyId: string, rawUserId: string) {
   const user = await getUserOrThrow(ctx.store, owner, rawUserId);

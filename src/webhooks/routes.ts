@@ -93,6 +93,7 @@ export function webhookRoutesFor(ctx: AppContext, guards: Guards, m: PartnerMoun
       },
       {
         partner: write,
+        query: t.Object(includeMetaQuery),
         body: M.replayBody,
         response: { 200: m.writeOf(M.replay, replayed), ...writeErrors },
         detail: m.detail(

@@ -1,6 +1,6 @@
 // Spec conformance (second audit): salutes balances, credits, debits, ledger filters and pagination, idempotency
 // and scopes against "Salutes operations", "Salutes balance, mutation result and ledger entry", "Scopes" and
-// "Errors" of the service interface, and DESIGN.md §4–§5. Runs on either engine (HERALD_TEST_ENGINE).
+// "Errors" of the service interface, and docs/design.md §4–§5. Runs on either engine (HERALD_TEST_ENGINE).
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";

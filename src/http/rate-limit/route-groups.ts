@@ -8,7 +8,14 @@ const PUBLIC_PREFIXES = [
   "/api/transactions",
   "/api/canary",
   "/transparency/",
-  "/developers/",
+  // The developer portal: its home page and everything under it.
+  "/developers",
+  // The API reference page (it reads the documents under /api/openapi/).
+  "/api/docs",
+  // The partner catalogs served without a key: the same error catalog as /developers/api-errors.json, and the
+  // webhook event types.
+  "/api/partner/errors.json",
+  "/api/partner/webhooks/event-types",
   "/trust.json",
   "/status.json",
   // The human status page, its RSS feed and badges (/status, /status/feed.rss, /status/badge/…).

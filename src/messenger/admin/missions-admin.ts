@@ -11,6 +11,7 @@ import type { Queryable } from "../../db/port";
 import { AppError } from "../../http/errors/errors";
 import { checkMissionLimitsOrThrow } from "../games/mission-sources";
 import { adminMissionView } from "../games/missions";
+import { checkSalutesReward } from "../games/salutes-reward";
 import { highestUnfinishedProgress, lockMission, type MissionRow, missionByKey, updateMissionIfRevision } from "../store/missions";
 import type { MissionAdminModel } from "./missions-model";
 
@@ -91,6 +92,7 @@ export async function patchMission(ctx: AppContext, admin: AdminRequest, key: st
     const problem = "must change at least one of title, event_type, target, reward, daily_cap, per_minute_cap";
     throw new AppError("invalid_payload", `The body ${problem}`, { details: [{ field: "body", problem }] });
   }
+  checkSalutesReward(ctx, patch.reward?.salutes);
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
     const before = foundOrThrow(await lockMission(t, key), key);

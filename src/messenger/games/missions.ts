@@ -43,7 +43,7 @@ import {
   setProgress,
 } from "../store/missions";
 import { checkMissionLimitsOrThrow, type ProgressSource, progressSourceOrThrow } from "./mission-sources";
-import { paySalutes } from "./salutes-reward";
+import { checkSalutesReward, paySalutes } from "./salutes-reward";
 import { Enrollment, Mission, type MissionModel, type REFUSAL_REASONS } from "./promos-model";
 import { schemaView } from "../../http/schema-view";
 
@@ -55,6 +55,7 @@ const enrollmentView = (e: EnrollmentRow, m: Pick<MissionRow, "target" | "progre
 export async function createMission(ctx: AppContext, admin: AdminRequest, input: Static<typeof MissionModel.createBody>) {
   const source = progressSourceOrThrow(input.event_type, input.progress_source);
   checkMissionLimitsOrThrow(source, input);
+  checkSalutesReward(ctx, input.reward.salutes);
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
     const reward = { ...fullReward(input.reward), salutes: input.reward.salutes ?? null };

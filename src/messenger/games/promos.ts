@@ -14,7 +14,7 @@ import { adminListAnswer, badField, isoOrThrow, type PageInput, paged } from "..
 import { type ActionScope, applyActionIn, creditOf, inOwnTx } from "../ledger";
 import { countClaim, enabledPromo, insertClaim, insertPromo, lockPromo, type PromoRow, promosPage, updatePromo as updatePromoRow } from "../store/promos";
 import { observeEvent } from "./mission-sources";
-import { paySalutes } from "./salutes-reward";
+import { checkSalutesReward, paySalutes } from "./salutes-reward";
 import { Promo, type PromoModel } from "./promos-model";
 
 type NewPromo = Static<typeof PromoModel.createBody>;
@@ -27,6 +27,7 @@ export async function createPromo(ctx: AppContext, admin: AdminRequest, input: N
   if (!input.reward) throw badField("body.reward", "is required when creating a promo");
   if (input.max_claims === undefined) throw badField("body.max_claims", "is required when creating a promo");
   const reward = input.reward;
+  checkSalutesReward(ctx, reward.salutes);
   const now = ctx.clock.now().toISOString();
   return ctx.store.tx(async (t) => {
     await requireAudienceGroup(t, input.audience_group ?? "all", "body.audience_group");

@@ -14,7 +14,7 @@ import type { AppContext } from "../../context";
 import { settlingBehind } from "../../db/port";
 import type { Static } from "elysia";
 import { AppError } from "../../http/errors/errors";
-import { postEntry } from "../../salutes/service";
+import { amountMinorOrThrow, postEntry } from "../../salutes/service";
 import type { ActionScope } from "../ledger";
 import type { PlayerRow } from "../players";
 import { claimSalutesReward, setSalutesRewardEntry } from "../store/promos";
@@ -23,6 +23,15 @@ import type { SalutesPayout as SalutesPayoutSchema } from "./promos-model";
 
 /** A payout as answered; `reason` says why it was not paid (not linked, no paying partner, the salutes service refused). */
 export type SalutesPayout = Static<typeof SalutesPayoutSchema>;
+
+/**
+ * A promo's or mission's `reward.salutes` as the operator sets it: one the salutes ledger can pay (at most
+ * SALUTES_DECIMALS places, at most SALUTES_MAX_AMOUNT), else the 400 naming the rule, so a reward that could never
+ * be paid is refused when it is made rather than answered `paid: false` on every claim. "0" pays none.
+ */
+export function checkSalutesReward(ctx: Pick<AppContext, "config">, amount: string | null | undefined): void {
+  if (amount !== undefined && amount !== null && Number(amount) !== 0) amountMinorOrThrow(ctx, Number(amount), "body.reward.salutes");
+}
 
 /**
  * Pays the salutes of a promo or mission in the action's transaction (`s.t`), through the salutes service's own verb

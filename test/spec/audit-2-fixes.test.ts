@@ -1,4 +1,6 @@
-// Second audit: behaviour that contradicts the service interface. Each test FAILS on the current code.
+// Second audit: behaviour that contradicted the service interface, each test failing before its fix (the public limit on
+// unauthenticated partner catalogs and /developers, include_meta on the sandbox replay, promo and mission salutes the
+// ledger can pay).
 import { afterEach, expect, test } from "bun:test";
 import { jsonInit, openTestApp, type TestApp } from "../support/app";
 import { initDataFor, openMessengerApp, tmaPost } from "../messenger/support";
@@ -53,7 +55,7 @@ test("the served OpenAPI document declares include_meta on POST /api/partner/san
   expect(names("/api/partner/sandbox/webhook-events/replay")).toContain("include_meta");
 });
 
-// DESIGN.md §5 "Money and points": salutes are exact integers in minor units (SALUTES_DECIMALS, default 2); "More
+// docs/design.md §5 "Money and points": salutes are exact integers in minor units (SALUTES_DECIMALS, default 2); "More
 // decimals than allowed, non-finite, zero or negative amounts → 400." An operator's promo (and server mission)
 // reward.salutes is checked only against a pattern of up to 13 digits and 6 decimals, so "2.555" or
 // "1000000000.01" (past SALUTES_MAX_AMOUNT) is created with 200; every claim then answers salutes.paid=false ("the
