@@ -1,6 +1,8 @@
 // Claims of resolved issues that do not hold on today's main: each test here fails until its fix lands (then move
 // it beside the behaviour it checks).
 import { expect, setDefaultTimeout, test } from "bun:test";
+import { openTestApp } from "../support/app";
+import { createKey, signedJson } from "../support/partner";
 import { BUN, exitWithin, REPO_ROOT } from "../support/process";
 
 setDefaultTimeout(120_000);
@@ -24,4 +26,24 @@ test("issue 54: npm test's runner names an engine-only test that did not run on 
   // ... so the runner's summary must name it.
   expect(output).toContain("NOT RUN:");
   expect(output.slice(output.indexOf("NOT RUN:"))).toContain("the PostgreSQL pool's use and its exhaustion are counted as they happen");
+});
+
+// Issue 54 ("the banner says what each credential may call"; README step 1: a sandbox key may call "only the sandbox
+// routes, /api/partner/sandbox/*", and "a key used on the other mode's routes gets 403 forbidden naming the routes it
+// does work on"). Since 692963b (2026-11-29) a sandbox key is also answered by /api/partner/status and
+// /api/partner/analytics/usage (and always was by /api/partner/capabilities), yet the 403 it gets on a live route
+// (src/auth/partner-request.ts:83, wrongModeMessage) and the first-start banner (src/auth/first-start.ts:128) still say
+// it works only under /api/partner/sandbox/. Fix: name those three routes in the message, the banner and README's
+// table (or keep one list of "any key" routes and print it).
+test("issue 54: a sandbox key's wrong-mode 403 names every route it does work on", async () => {
+  const h = await openTestApp();
+  try {
+    const sandbox = await createKey(h, { mode: "sandbox" });
+    expect((await signedJson(h, sandbox, "GET", "/api/partner/status")).status).toBe(200);
+    const refused = await signedJson(h, sandbox, "GET", "/api/partner/token-status");
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toContain("/api/partner/status");
+  } finally {
+    await h.close();
+  }
 });
