@@ -8,6 +8,7 @@ import type { Actor } from "./actors";
 import { AdminTokens } from "./admin";
 import { PartnerKeys } from "./keys";
 import { SCOPES } from "./scopes";
+import { ANY_KEY_ROUTES } from "./partner-request";
 import { anyKeyUsed } from "./store/keys";
 import { anyTokenUsed } from "./store/tokens";
 
@@ -19,7 +20,7 @@ export interface KeyCredentials {
 export interface FirstStartCredentials {
   /** Calls the live routes (/api/partner/*, /api/salutes/*): what the README's examples use. */
   live: KeyCredentials;
-  /** Calls only the sandbox routes (/api/partner/sandbox/*). */
+  /** Calls the sandbox routes (/api/partner/sandbox/*) and the routes that take either mode (ANY_KEY_ROUTES). */
   sandbox: KeyCredentials;
   adminToken: string;
 }
@@ -125,7 +126,8 @@ function credentialsBlock(c: FirstStartCredentials, baseUrl: string, herald: str
     "  LIVE partner key      works on /api/partner/* and /api/salutes/* (not on /api/partner/sandbox/*)",
     `    key id : ${c.live.keyId}`,
     `    secret : ${c.live.secret}`,
-    "  SANDBOX partner key   works only on /api/partner/sandbox/* (practice data, kept apart from live)",
+    "  SANDBOX partner key   works on /api/partner/sandbox/* (practice data, kept apart from live)",
+    `                        and on ${ANY_KEY_ROUTES.join(", ")}`,
     `    key id : ${c.sandbox.keyId}`,
     `    secret : ${c.sandbox.secret}`,
     "  ADMIN token           for /admin/* as Authorization: Bearer",

@@ -72,6 +72,9 @@ export function unixSecondsOf(raw: string): number {
 export const unauthorized = (message: string) => new AppError("unauthorized", message);
 export const forbidden = (message: string) => new AppError("forbidden", message);
 
+/** The signed partner routes that take a key of either mode (declared `mode: "any"`), named in the wrong-mode 403. */
+export const ANY_KEY_ROUTES = ["/api/partner/capabilities", "/api/partner/status", "/api/partner/analytics/usage"] as const;
+
 /**
  * A key of the wrong mode is the first wall a new partner hits (a sandbox key on the live routes), so the 403
  * says where this key does work and the exact command that makes the other kind, for this partner and scopes.
@@ -80,7 +83,7 @@ export const forbidden = (message: string) => new AppError("forbidden", message)
 export function wrongModeMessage(row: Readonly<KeyRow>, needed: KeyMode): string {
   const create = `herald keys create --partner '${row.partner}' --mode ${needed} --scopes ${row.scopes}`;
   return row.mode === "sandbox"
-    ? `This route needs a live key; ${row.key_id} is a sandbox key, which works only on the sandbox routes under /api/partner/sandbox/ (docs/sandbox.md lists them). An operator creates a live key with: ${create}`
+    ? `This route needs a live key; ${row.key_id} is a sandbox key, which works on the sandbox routes under /api/partner/sandbox/ (docs/sandbox.md lists them) and on ${ANY_KEY_ROUTES.join(", ")}. An operator creates a live key with: ${create}`
     : `This route needs a sandbox key; ${row.key_id} is a live key, which works on the live routes under /api/partner/ and /api/salutes/ outside /api/partner/sandbox/. An operator creates a sandbox key with: ${create}`;
 }
 

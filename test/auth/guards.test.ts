@@ -80,7 +80,9 @@ describe("mode and scope", () => {
     expect(b.status).toBe(403);
     expect(b.body.message).toContain("needs a sandbox key");
     // Each names where the key does work and the exact command that makes the other kind.
-    expect(a.body.message).toContain("works only on the sandbox routes under /api/partner/sandbox/");
+    expect(a.body.message).toContain(
+      "works on the sandbox routes under /api/partner/sandbox/ (docs/sandbox.md lists them) and on /api/partner/capabilities, /api/partner/status, /api/partner/analytics/usage.",
+    );
     expect(a.body.message).toMatch(/herald keys create --partner '[^']+' --mode live --scopes [a-z,]+$/);
     expect(b.body.message).toContain("works on the live routes under /api/partner/ and /api/salutes/");
     expect(b.body.message).toMatch(/herald keys create --partner '[^']+' --mode sandbox --scopes [a-z,]+$/);

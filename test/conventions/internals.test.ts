@@ -19,8 +19,9 @@ import { installNativeRoutes } from "../../src/http/native-routes";
 import { numericSpecOf } from "../../src/http/params";
 import { strictJsonNumbers } from "../../src/http/json-numbers";
 import { openTestApp, type TestApp } from "../support/app";
-import { freshPostgresDatabase, testEngine } from "../support/engine";
+import { freshPostgresDatabase } from "../support/engine";
 import { startTarget, TARGET } from "../support/target";
+import { describeOn } from "../support/skipped";
 
 let h: TestApp | undefined;
 afterEach(async () => {
@@ -343,7 +344,7 @@ describe("bun:sqlite (src/db/sqlite-engine.ts)", () => {
 
 // Bun's PostgreSQL client as src/db/postgres-engine.ts, postgres-batches.ts, postgres-wire.ts and in-order.ts use it.
 // With HERALD_TEST_ENGINE=postgres (a fresh database on the throwaway cluster, test/support/engine.ts).
-describe.skipIf(testEngine() !== "postgres")("Bun's SQL client on PostgreSQL (src/db/postgres-*.ts)", () => {
+describeOn("postgres", "test/conventions/internals.test.ts")("Bun's SQL client on PostgreSQL (src/db/postgres-*.ts)", () => {
   const withSql = async (fn: (sql: SQL) => Promise<void>) => {
     const db = await freshPostgresDatabase();
     const sql = new SQL({ url: db.url, max: 2, bigint: true, connectionTimeout: 5 } as ConstructorParameters<typeof SQL>[0]);

@@ -8,6 +8,7 @@ import { deliveryHealth } from "../../src/webhooks/deliveries";
 import { TASKS } from "../../src/workers/read-tasks";
 import { openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
+import { testOn } from "../support/skipped";
 
 // Reads that grow with the data run apart from the event loop (src/db/apart.ts): on SQLite in the file's read
 // worker, on PostgreSQL on the pool. Their answers are the same as the read run in place.
@@ -52,8 +53,8 @@ test("latency percentiles read apart answer as the read in place, and on SQLite 
   if (testEngine() === "sqlite") expect((h.ctx.store as SqliteStore).reader?.ran).toBeGreaterThanOrEqual(1);
 });
 
-test("the event loop keeps turning while a read runs apart (SQLite: in the worker)", async () => {
-  if (testEngine() !== "sqlite") return; // on PostgreSQL every read leaves the thread already
+// On PostgreSQL every read leaves the thread already.
+testOn("sqlite", "test/db/apart.test.ts")("the event loop keeps turning while a read runs apart (SQLite: in the worker)", async () => {
   h = await openTestApp();
   await requests(h, 60_000);
   let resolved = false;
@@ -75,20 +76,23 @@ test("webhook delivery counts read apart", async () => {
   expect(await deliveryHealth(h.ctx, null)).toEqual({ dead_letter_events: 0, failed_events: 0, pending_events: 0, delivered_events: 0 });
 });
 
-test("SQLite: the WAL is checkpointed in the read worker, SQLite's automatic checkpoint on the serving thread off", async () => {
-  if (testEngine() !== "sqlite") return; // PostgreSQL has no WAL of Herald's to checkpoint
-  h = await openTestApp();
-  const store = h.ctx.store as SqliteStore;
-  store.checkpointApart(10);
-  expect((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint).toBe(0);
-  await requests(h, 5_000);
-  // Bounded wait: the worker's checkpoint runs every 10 ms after a commit.
-  for (let i = 0; i < 200 && !(store.lastCheckpoint && store.lastCheckpoint.log > 0); i++) await Bun.sleep(10);
-  expect(store.lastCheckpoint!.log).toBeGreaterThan(0);
-  expect(store.lastCheckpoint!.checkpointed).toBe(store.lastCheckpoint!.log);
-  await catchUpRollups(store);
-  expect((await latencyPercentiles(h.ctx, 24)).overall.samples).toBe(5_000);
-});
+// PostgreSQL has no WAL of Herald's to checkpoint.
+testOn("sqlite", "test/db/apart.test.ts")(
+  "SQLite: the WAL is checkpointed in the read worker, SQLite's automatic checkpoint on the serving thread off",
+  async () => {
+    h = await openTestApp();
+    const store = h.ctx.store as SqliteStore;
+    store.checkpointApart(10);
+    expect((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint).toBe(0);
+    await requests(h, 5_000);
+    // Bounded wait: the worker's checkpoint runs every 10 ms after a commit.
+    for (let i = 0; i < 200 && !(store.lastCheckpoint && store.lastCheckpoint.log > 0); i++) await Bun.sleep(10);
+    expect(store.lastCheckpoint!.log).toBeGreaterThan(0);
+    expect(store.lastCheckpoint!.checkpointed).toBe(store.lastCheckpoint!.log);
+    await catchUpRollups(store);
+    expect((await latencyPercentiles(h.ctx, 24)).overall.samples).toBe(5_000);
+  },
+);
 
 test("every apartTask(…) in src/ is listed for the read worker (an unlisted one fails on SQLite only, in production)", async () => {
   const declared = new Set<string>();

@@ -8,6 +8,7 @@ import { playWheel } from "../../src/messenger/games/wheel";
 import { purchaseItem } from "../../src/messenger/service";
 import type { TestApp } from "../support/app";
 import { openMessengerApp } from "./support";
+import { testOn } from "../support/skipped";
 
 let h: TestApp;
 afterEach(async () => {
@@ -99,41 +100,44 @@ test("a row whose id is below rows already folded (ids committing out of order) 
   expect(spin.entries).toBe(4);
 });
 
-test("on PostgreSQL, a row committed after a fold ran past its id is counted by the next fold, once", async () => {
-  h = await openMessengerApp();
-  if (h.ctx.store.dialect !== "postgres") return; // SQLite has one writer: its ids commit in order
-  await seedPlayer(41, 50, 500);
-  // Transaction A inserts a ledger row (its id drawn now) and stays open; B inserts and commits a higher id.
-  let release!: () => void;
-  const held = new Promise<void>((r) => {
-    release = r;
-  });
-  let inserted!: () => void;
-  const insertedA = new Promise<void>((r) => {
-    inserted = r;
-  });
-  const insertRow = `INSERT INTO messenger_ledger (telegram_user_id, request_id, action, fingerprint, free_spin_delta, missile_delta, points_delta,
+// SQLite has one writer: its ids commit in order.
+testOn("postgres", "test/messenger/daily-stats.test.ts")(
+  "on PostgreSQL, a row committed after a fold ran past its id is counted by the next fold, once",
+  async () => {
+    h = await openMessengerApp();
+    await seedPlayer(41, 50, 500);
+    // Transaction A inserts a ledger row (its id drawn now) and stays open; B inserts and commits a higher id.
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let inserted!: () => void;
+    const insertedA = new Promise<void>((r) => {
+      inserted = r;
+    });
+    const insertRow = `INSERT INTO messenger_ledger (telegram_user_id, request_id, action, fingerprint, free_spin_delta, missile_delta, points_delta,
        free_spin_after, missile_after, points_after, game_key, result, created_at)
      VALUES (41, ?, 'spin_wheel.play', 'x', 0, 0, 10, 0, 0, 0, 'spin_wheel', '{}', ?) RETURNING id`;
-  const at = h.clock.now().toISOString();
-  // (A test may hold a PostgreSQL transaction open across an await; the service never does.)
-  const a = h.ctx.store.tx(async (t) => {
-    const row = await t.get<{ id: number }>(insertRow, ["slow-a", at]);
-    inserted();
-    await held;
-    return row!.id;
-  });
-  await insertedA;
-  const b = (await h.ctx.store.get<{ id: number }>(insertRow, ["fast-b", at]))!.id;
-  expect(await foldLedger(h.ctx)).toBe(1); // B only: A is not committed
-  release();
-  const aId = await a;
-  expect(aId).toBeLessThan(b);
-  expect(await foldLedger(h.ctx)).toBe(1); // A now, though its id is below the one already folded
-  expect(await foldLedger(h.ctx)).toBe(0);
-  expect(await stats()).toEqual(await expectedStats());
-  expect(await players()).toEqual(await expectedPlayers());
-});
+    const at = h.clock.now().toISOString();
+    // (A test may hold a PostgreSQL transaction open across an await; the service never does.)
+    const a = h.ctx.store.tx(async (t) => {
+      const row = await t.get<{ id: number }>(insertRow, ["slow-a", at]);
+      inserted();
+      await held;
+      return row!.id;
+    });
+    await insertedA;
+    const b = (await h.ctx.store.get<{ id: number }>(insertRow, ["fast-b", at]))!.id;
+    expect(await foldLedger(h.ctx)).toBe(1); // B only: A is not committed
+    release();
+    const aId = await a;
+    expect(aId).toBeLessThan(b);
+    expect(await foldLedger(h.ctx)).toBe(1); // A now, though its id is below the one already folded
+    expect(await foldLedger(h.ctx)).toBe(0);
+    expect(await stats()).toEqual(await expectedStats());
+    expect(await players()).toEqual(await expectedPlayers());
+  },
+);
 
 test("the operators' overview counts a play committed a moment before it is read (a fold runs first)", async () => {
   h = await openMessengerApp();

@@ -7,7 +7,7 @@ import { parse as parseYaml } from "yaml";
 import { afterResponses, openTestApp, type TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
 import { testEngine } from "../support/engine";
-import { reportSkipped } from "../support/skipped";
+import { reportSkipped, testOn } from "../support/skipped";
 
 // The monitoring operators already run (deploy/prometheus, deploy/grafana; docs/monitoring.md): the alerting rules
 // pass `promtool check rules` and their own unit tests (series that fire each alert and series that must not), the
@@ -412,7 +412,7 @@ test("herald_job_stale_after_seconds is the status policy's limit, only for jobs
 });
 
 // On the PostgreSQL pass only (HERALD_TEST_ENGINE=postgres): SQLite has no pool.
-test.skipIf(testEngine() !== "postgres")("the PostgreSQL pool's use and its exhaustion are counted as they happen", async () => {
+testOn("postgres", "test/ops/monitoring.test.ts")("the PostgreSQL pool's use and its exhaustion are counted as they happen", async () => {
   const h = await openTestApp({ env: { DATABASE_POOL_MAX: "3", DATABASE_ACQUIRE_TIMEOUT_MS: "200" } });
   const gauge = async (name: string) => (await h.ctx.metrics.registry.getSingleMetric(name)!.get()).values[0]?.value;
   try {

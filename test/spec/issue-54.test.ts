@@ -1,5 +1,5 @@
-// Claims of resolved issues that do not hold on today's main: each test here fails until its fix lands (then move
-// it beside the behaviour it checks).
+// Issue 54 claims that did not hold (each test failed before its fix): every engine-only skip named in the runner's
+// NOT RUN block, and a sandbox key's wrong-mode 403 naming every route it works on.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { openTestApp } from "../support/app";
 import { createKey, signedJson } from "../support/partner";
@@ -43,6 +43,20 @@ test("issue 54: a sandbox key's wrong-mode 403 names every route it does work on
     const refused = await signedJson(h, sandbox, "GET", "/api/partner/token-status");
     expect(refused.status).toBe(403);
     expect(refused.body.message).toContain("/api/partner/status");
+  } finally {
+    await h.close();
+  }
+});
+
+test("the routes the wrong-mode 403 names for a sandbox key are exactly those the document marks for either mode", async () => {
+  const { ANY_KEY_ROUTES } = await import("../../src/auth/partner-request");
+  const h = await openTestApp();
+  try {
+    const doc = (await h.json("/api/openapi.json")).body;
+    const either = Object.entries(doc.paths as Record<string, Record<string, { description?: string }>>)
+      .filter(([, ops]) => Object.values(ops).some((op) => op?.description?.includes("Signed partner route (live or sandbox keys")))
+      .map(([path]) => path);
+    expect(either.sort()).toEqual([...ANY_KEY_ROUTES].sort());
   } finally {
     await h.close();
   }
