@@ -102,6 +102,6 @@ export const AuditQuery = {
     include_meta: t.Optional(t.String()),
   }),
   // Paged by offset only (no cursor is issued): its offset is not bounded as a cursor list's is.
-  triage: t.Object({ status: t.Optional(litQ(TRIAGE_STATUSES, "only this triage status")), ...PageQuery, offset: OffsetPageQuery.offset }),
+  triage: t.Object({ status: t.Optional(litQ(TRIAGE_STATUSES, "only this triage status")), ...OffsetPageQuery }),
   plain: t.Object({ include_meta: t.Optional(t.String()) }),
 };

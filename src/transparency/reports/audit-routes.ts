@@ -4,7 +4,7 @@ import type { AppContext } from "../../context";
 import { CSV_CONTENT_TYPE, csvDoc } from "../../http/formats/csv";
 import { metaRequested, requestedMeta } from "../../http/envelope";
 import { refuses } from "../../http/routes/declare";
-import { AppError, queryProblem } from "../../http/errors/errors";
+import { AppError } from "../../http/errors/errors";
 import { DEFAULT_LIMIT, parsePage } from "../../http/pagination";
 import { alerts } from "./alerts";
 import { AuditResponses as R } from "./audit-model";
@@ -151,7 +151,6 @@ export function auditRoutes(ctx: AppContext) {
       read("triage.json", Q.triage, "Operators' triage of anomalous signatures (status, owner, eta_utc); filter by status", async (q) => {
         // Paged by offset only (a text key, no cursor issued), so parsePage's bound on deep offsets does not apply:
         // the offset is the only way to the later rows.
-        if (q.cursor) throw queryProblem("cursor", "is not used by triage.json; page with offset (pagination.next_offset)");
         const page = { limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0, after: null, cursor: null };
         return { generated_at_utc: await dataTime(ctx), ...(await listTriage(ctx, q.status, page)) };
       }),
