@@ -541,6 +541,10 @@ export interface Operations {
         /** integer 1–9007199254740991 */
         webhook_id: number;
       };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
     };
     response: {
       success: true;
@@ -563,6 +567,10 @@ export interface Operations {
       path: {
         /** integer 1–9007199254740991 */
         webhook_id: number;
+      };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
       };
     };
     response: {
@@ -1325,6 +1333,10 @@ export interface Operations {
         /** The Herald user id */
         user_id: string;
       };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body?: {
         /** 3–32 of a–z 0–9 _ . (stored lower-cased; unique per partner, case-insensitively) */
         username?: string | null;
@@ -1355,6 +1367,10 @@ export interface Operations {
         /** The Herald user id */
         user_id: string;
       };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body?: {
         /** 3–32 of a–z 0–9 _ . (stored lower-cased; unique per partner, case-insensitively) */
         username?: string | null;
@@ -1375,6 +1391,10 @@ export interface Operations {
   /** Issue a donation claim with an unguessable claim code; emails are queued, not sent */
   "POST /api/partner/donation-claim": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         /** 1–64 characters of A-Z a-z 0-9 . _ - */
         campaign_id: string;
@@ -1397,6 +1417,10 @@ export interface Operations {
     input: {
       path: {
         claim_code: string;
+      };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
       };
       body?: {
         redeemed_by?: string;
@@ -1580,6 +1604,10 @@ export interface Operations {
   /** Sandbox: create a user in the sandbox */
   "POST /api/partner/sandbox/users": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         /** Your id for the user: 1–128 of A–Z a–z 0–9 . _ : @ -; unique per partner */
         external_id: string;
@@ -1617,6 +1645,10 @@ export interface Operations {
       path: {
         /** The Herald user id */
         user_id: string;
+      };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
       };
       body: {
         /** Solana: base58 of 32 bytes; other chains: 16–128 letters and digits */
@@ -1743,6 +1775,10 @@ export interface Operations {
   /** Sandbox: register a sandbox webhook; the secret is returned once */
   "POST /api/partner/sandbox/webhooks": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         event_type: string;
         target_url: string;
@@ -1781,6 +1817,10 @@ export interface Operations {
         /** integer 1–9007199254740991 */
         webhook_id: number;
       };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
     };
     response: {
       success: true;
@@ -1809,6 +1849,10 @@ export interface Operations {
   /** Create a user; wallet_address becomes the primary wallet */
   "POST /api/partner/users": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         /** Your id for the user: 1–128 of A–Z a–z 0–9 . _ : @ -; unique per partner */
         external_id: string;
@@ -1840,6 +1884,10 @@ export interface Operations {
       path: {
         /** The Herald user id */
         user_id: string;
+      };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
       };
       body: {
         /** Solana: base58 of 32 bytes; other chains: 16–128 letters and digits */
@@ -1882,6 +1930,10 @@ export interface Operations {
   /** Register a webhook; the secret is returned once */
   "POST /api/partner/webhooks": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         event_type: string;
         target_url: string;
@@ -1910,6 +1962,10 @@ export interface Operations {
   /** Check a delivery signature the way a receiver should */
   "POST /api/partner/webhooks/signature/verify": {
     input: {
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         signature: string;
         timestamp: string | number;
@@ -1936,6 +1992,10 @@ export interface Operations {
         /** integer 1–9007199254740991 */
         webhook_id: number;
       };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
+      };
       body: {
         /** ISO 8601 time such as 2026-01-01T00:00:00Z */
         since: string;
@@ -1954,6 +2014,10 @@ export interface Operations {
       path: {
         /** integer 1–9007199254740991 */
         webhook_id: number;
+      };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
       };
       body?: {
         overlap_hours?: number;
@@ -1984,6 +2048,10 @@ export interface Operations {
       path: {
         /** integer 1–9007199254740991 */
         webhook_id: number;
+      };
+      query?: {
+        /** 1, true or the bare flag: add meta {request_id, generated_at_utc} to the answer */
+        include_meta?: string;
       };
     };
     response: {

@@ -3,6 +3,7 @@ import { isOperatorPath } from "../caching/cache-control";
 import { publicRateGroup } from "../rate-limit/route-groups";
 import { STRICT_TRANSPORT_SECURITY } from "../security-headers";
 import { READ_NONCE } from "./headers";
+import { includeMetaQuery } from "../envelope";
 
 // What every operation's entry says beyond its own declaration, derived from how the route is served (the HTTP
 // core, its guard, its group), so a new route cannot forget it (test/http/openapi-contract.test.ts holds the
@@ -210,6 +211,8 @@ const READ_REPLAY =
   "replay_detected: the X-Partner-Nonce sent was used before — sent again by you, or by a load balancer that resent this read after " +
   "the instance serving it died (deploy/haproxy.cfg resends GET and HEAD). Nothing was done: sign it again with a new nonce and send it again";
 
+const INCLUDE_META = { in: "query", name: "include_meta", required: false, description: includeMetaQuery.include_meta.description, schema: { type: "string" } };
+
 const errorEntry = (status: number) => ({ description: `HTTP ${status}`, content: { "application/json": { schema: { $ref: ERROR_REF } } } });
 const credentialNames = (op: Operation) => new Set((op.security ?? []).flatMap((s) => Object.keys(s)));
 
@@ -236,6 +239,10 @@ export function completeOperation(path: string, method: string, op: Operation): 
   else if (["post", "put", "patch", "delete"].includes(method)) for (const s of [400, 413, 415]) add(s);
   // A signed read's optional nonce is not one of them: a malformed one is the signature's 401, a used one 409.
   if ((op.parameters ?? []).some((p) => p.in === "query" || p.in === "path" || (p.in === "header" && !isReadNonce(p)))) add(400);
+  // include_meta works on every route whose answer is a JSON object (the core adds the block), so a route that declares
+  // no query of its own still takes it; the API documents themselves are served as they are, without meta.
+  const answersJson = ["200", "201"].some((s) => responses[s]?.content?.["application/json"] !== undefined) && !path.startsWith("/api/openapi");
+  if (answersJson && !(op.parameters ?? []).some((p) => p.in === "query")) (op.parameters ??= []).push(INCLUDE_META);
   // 413 on any method too: the core refuses a declared body over its limit before routing, as it does a long request line.
   for (const s of [413, 414, 503]) add(s);
   // 64 KiB: --max-http-header-size under herald and npm start. Bun closes the connection after it.
