@@ -90,3 +90,28 @@ test("no refusal is documented without content", () => {
   }
   expect(bare).toEqual([]);
 });
+
+// "every credential-bearing operation flagged when its credential is missing": each operation whose document names
+// a credential it requires refuses a request that carries none (401 or 403, the envelope), whatever its path and body.
+test("every operation that declares a credential refuses a request without one", async () => {
+  const wrong: string[] = [];
+  let checked = 0;
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const method of METHODS) {
+      const op = ops[method];
+      // `{}` among the alternatives: the credential is optional (the track bearer in its default mode).
+      if (!op || !Array.isArray(op.security) || op.security.length === 0 || op.security.some((s) => Object.keys(s as object).length === 0)) continue;
+      checked++;
+      const body = method === "get" || method === "delete" ? undefined : "{}";
+      const r = await h.request(concrete(path), {
+        method: method.toUpperCase(),
+        headers: { "x-forwarded-for": `192.0.2.${(checked % 250) + 1}`, ...(body ? { "content-type": "application/json" } : {}) },
+        body,
+      });
+      const text = await r.text();
+      if (![401, 403].includes(r.status) || !text.includes('"success":false')) wrong.push(`${method.toUpperCase()} ${path}: ${r.status} ${text.slice(0, 80)}`);
+    }
+  }
+  expect(checked).toBeGreaterThan(150);
+  expect(wrong).toEqual([]);
+});
