@@ -7,6 +7,8 @@
 //   content, since every refusal Herald makes itself has a body.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
+import { BROWSER_ACCEPT, signedInCookie } from "../support/console";
+import { createAdminToken } from "../support/partner";
 
 let h: TestApp;
 type Res = { content?: Record<string, unknown>; $ref?: string };
@@ -113,5 +115,32 @@ test("every operation that declares a credential refuses a request without one",
     }
   }
   expect(checked).toBeGreaterThan(150);
+  expect(wrong).toEqual([]);
+});
+
+// "Six console pages … answer a browser's out-of-range parameter (`/admin/console/403-digest?hours=999`) with raw
+// JSON; … re-render the page with the message, as the docs promise for every page": every console page the document
+// lists, each integer parameter one past its maximum, asked by a signed-in browser.
+test("every console page answers a browser's out-of-range number or unknown enum value with the page (400, HTML) naming the parameter", async () => {
+  const cookie = await signedInCookie(h, await createAdminToken(h));
+  type P = { name: string; in: string; schema?: { type?: string; maximum?: number; enum?: unknown[] } };
+  const wrong: string[] = [];
+  let checked = 0;
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    const op = ops.get as (Op & { parameters?: P[] }) | undefined;
+    if (!op || !path.startsWith("/admin") || path.includes("{") || !op.responses["200"]?.content?.["text/html"]) continue;
+    for (const p of op.parameters ?? []) {
+      if (p.in !== "query") continue;
+      const bad = p.schema?.type === "integer" && p.schema.maximum !== undefined ? String(p.schema.maximum + 1) : p.schema?.enum ? "zz_not_one" : null;
+      if (bad === null) continue;
+      checked++;
+      const r = await h.request(`${path}?${p.name}=${bad}`, { headers: { cookie, accept: BROWSER_ACCEPT } });
+      const text = await r.text();
+      if (r.status !== 400 || !r.headers.get("content-type")?.includes("text/html") || !text.includes(p.name)) {
+        wrong.push(`${path}?${p.name}=${bad}: ${r.status} ${r.headers.get("content-type")}`);
+      }
+    }
+  }
+  expect(checked).toBeGreaterThan(10);
   expect(wrong).toEqual([]);
 });
