@@ -44,7 +44,7 @@ export const AUDIO_SHARE_ERRORS = {
     routes: [`${BASE}/track`],
   },
   track_auth_invalid: {
-    when: "AUDIO_SHARE_TRACK_AUTH is optional or required and the Authorization header is not a known, unrevoked bearer token (X-Audio-Share-Track-Auth: optional or required_invalid_bearer).",
+    when: "AUDIO_SHARE_TRACK_AUTH is optional or required and the Authorization header is not a known, unrevoked bearer token (X-Audio-Share-Track-Auth: required_invalid_bearer).",
     routes: [`${BASE}/track`],
   },
   invalid_query: {
@@ -164,17 +164,16 @@ export const TRACK_AUTH_HEADER = "X-Audio-Share-Track-Auth";
 export const CHECKSUM_HEADER = "X-Audio-Share-Checksum";
 
 /**
- * Every value of X-Audio-Share-Track-Auth, the spec's four: whether the mode (AUDIO_SHARE_TRACK_AUTH) requires a
- * bearer, then, when it does, what the request's bearer was. A mode that does not require one (optional, off) says
- * `optional` on every answer; there the status and the body tell an accepted request (`authenticated`) from a
- * refused bearer (401 track_auth_invalid).
+ * Every value of X-Audio-Share-Track-Auth, the spec's four: `optional` when no bearer is needed and none was judged
+ * (mode optional without Authorization, or mode off, which ignores it), else what the bearer was. In optional mode a
+ * bearer, once sent, must be valid, so it is judged as in required mode: one value is never sent for an accepted and
+ * a refused request.
  */
 export const TRACK_AUTH_VALUES = {
-  optional:
-    "mode optional or off: a bearer is not required. No Authorization: accepted, anonymous. Optional mode: a valid bearer is accepted and attributed to its token (authenticated: true), any other is 401 track_auth_invalid. Off: Authorization is ignored",
+  optional: "mode optional without Authorization, or mode off (Authorization ignored): accepted, anonymous",
   required_missing_bearer: "mode required, no Authorization sent: 401 track_auth_required",
-  required_invalid_bearer: "mode required, a bearer that is unknown, revoked or malformed: 401 track_auth_invalid",
-  required_valid_bearer: "mode required, a valid bearer: accepted, attributed to the token",
+  required_invalid_bearer: "mode required, or mode optional with Authorization sent: a bearer that is unknown, revoked or malformed: 401 track_auth_invalid",
+  required_valid_bearer: "mode required, or mode optional with Authorization sent: a valid bearer: accepted, attributed to the token",
 } as const;
 
 export type TrackAuthHeader = keyof typeof TRACK_AUTH_VALUES;

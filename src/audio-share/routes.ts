@@ -116,7 +116,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
                 [CHECKSUM_HEADER]: "SHA-256 (hex) of the exact body bytes of a JSON success",
                 [TRACK_AUTH_HEADER]: {
                   description:
-                    "Whether track auth requires a bearer and, when it does, what was sent (guidance.json track_auth.header_values), on refusals too",
+                    "optional when no bearer was needed or judged, else what the bearer was (guidance.json track_auth.header_values), on refusals too",
                   values: Object.keys(TRACK_AUTH_VALUES),
                 },
               },

@@ -34,8 +34,9 @@ export interface TrackAuth {
  * Decides the track request's authentication. Throws 401 (with the header already set on the error) when the
  * mode refuses it: required without a bearer, or any mode but off with a bearer that is not valid — a wrong
  * credential is a client bug worth surfacing, never silently counted as anonymous. The header takes only the
- * spec's four values, so a mode that does not require a bearer says `optional` whatever was sent; the answer's
- * `error` (track_auth_invalid) or `authenticated` says what the bearer was.
+ * spec's four values and never one value for an accepted and a refused request: in optional mode a bearer, once
+ * sent, must be valid, so it is judged as in required mode (required_invalid_bearer, required_valid_bearer); a
+ * request without one, and every request in off mode, says `optional`.
  */
 export async function authenticateTrack(ctx: AppContext, authorization: string | null): Promise<TrackAuth> {
   const mode = ctx.config.audioShare.trackAuth;
@@ -49,13 +50,12 @@ export async function authenticateTrack(ctx: AppContext, authorization: string |
   const match = BEARER.exec(authorization);
   const row = match ? await liveTokenIdByHash(ctx.store, sha256Hex(match[1]!)) : null;
   if (!row) {
-    const header: TrackAuthHeader = mode === "required" ? "required_invalid_bearer" : "optional";
     throw new AppError("track_auth_invalid", "The track bearer token is unknown, revoked or malformed; send Authorization: Bearer <track token>", {
-      headers: { [TRACK_AUTH_HEADER]: header },
+      headers: { [TRACK_AUTH_HEADER]: "required_invalid_bearer" },
     });
   }
   await touchToken(ctx.store, row.id, ctx.clock.now().toISOString());
-  return { header: mode === "required" ? "required_valid_bearer" : "optional", tokenId: row.id };
+  return { header: "required_valid_bearer", tokenId: row.id };
 }
 
 export type TrackInput = typeof AudioShareModel.trackBody.static;

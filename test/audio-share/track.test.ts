@@ -143,7 +143,8 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
   const send = (body: unknown, authorization: string | null) => h.json(`${API}/track`, jsonPost(body, authorization ? { authorization } : {}));
 
   // mode × bearer → [status, error code or null, header, authenticated]. The header takes only the spec's four
-  // values: a mode that does not require a bearer says `optional`, and the status and body tell the outcomes apart.
+  // values, and no value is shared between an accepted and a refused request: in optional mode a bearer sent is
+  // judged as in required mode.
   const MATRIX: Array<[Mode, Bearer, number, string | null, string, boolean | null]> = [
     ["off", "none", 200, null, "optional", false],
     ["off", "valid", 200, null, "optional", false],
@@ -151,10 +152,10 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     ["off", "revoked", 200, null, "optional", false],
     ["off", "malformed", 200, null, "optional", false],
     ["optional", "none", 200, null, "optional", false],
-    ["optional", "valid", 200, null, "optional", true],
-    ["optional", "unknown", 401, "track_auth_invalid", "optional", null],
-    ["optional", "revoked", 401, "track_auth_invalid", "optional", null],
-    ["optional", "malformed", 401, "track_auth_invalid", "optional", null],
+    ["optional", "valid", 200, null, "required_valid_bearer", true],
+    ["optional", "unknown", 401, "track_auth_invalid", "required_invalid_bearer", null],
+    ["optional", "revoked", 401, "track_auth_invalid", "required_invalid_bearer", null],
+    ["optional", "malformed", 401, "track_auth_invalid", "required_invalid_bearer", null],
     ["required", "none", 401, "track_auth_required", "required_missing_bearer", null],
     ["required", "valid", 200, null, "required_valid_bearer", true],
     ["required", "unknown", 401, "track_auth_invalid", "required_invalid_bearer", null],
@@ -185,7 +186,7 @@ describe("track bearer auth (AUDIO_SHARE_TRACK_AUTH)", () => {
     ["off", "none", "optional"],
     ["off", "valid", "optional"],
     ["optional", "none", "optional"],
-    ["optional", "valid", "optional"],
+    ["optional", "valid", "required_valid_bearer"],
     ["required", "valid", "required_valid_bearer"],
   ] as Array<[Mode, Bearer, string]>)("mode %s, bearer %s: refusals after auth say %s too", async (mode, bearer, header) => {
     const auth = await modeApp(mode);
