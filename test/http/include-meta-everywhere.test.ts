@@ -1,5 +1,6 @@
-// include_meta is accepted on every GET route (docs/http-conventions.md): a client that adds it to every call is
-// never refused for it. JSON answers gain the meta block (test/http/operator-answers.test.ts and the domains' own
+// include_meta is accepted on every route (docs/http-conventions.md), and the OpenAPI document lists it on every JSON
+// operation: a client that adds it to every call is never refused for it.
+// JSON answers gain the meta block (test/http/operator-answers.test.ts and the domains' own
 // tests hold that); answers that are not JSON — console pages, CSV exports, images — take it and stay as they were.
 import { afterEach, describe, expect, test } from "bun:test";
 import { PNG } from "pngjs";
@@ -47,6 +48,29 @@ describe("include_meta on every GET route", () => {
     const policy = await h.json("/api/public/audio-share-links/policy.json?include_meta=1");
     expect([policy.status, typeof policy.body.meta?.request_id]).toEqual([200, "string"]);
     expect((await h.json("/api/public/audio-share-links/policy.json?polcy=1")).body.error).toBe("invalid_query");
+  });
+
+  test("every route of any method with a query schema declares include_meta in it, and every JSON operation in the document lists it", async () => {
+    h = await openTestApp();
+    const routes = (h.app as unknown as { routes: RouteEntry[] }).routes.filter((r) => r.hooks.query);
+    const undeclared = routes.filter((r) => !("include_meta" in (r.hooks.query!.properties ?? {}))).map((r) => `${r.method} ${r.path}`);
+    expect(undeclared).toEqual([]);
+    type Op = { parameters?: { in: string; name: string }[]; responses: Record<string, { content?: Record<string, unknown> }> };
+    const doc = (await (await h.request("/api/openapi.json")).json()) as { paths: Record<string, Record<string, Op>> };
+    const missing = Object.entries(doc.paths)
+      .filter(([path]) => path !== "/api/openapi.json" && !path.startsWith("/api/openapi/"))
+      .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
+      .filter(({ op }) => ["200", "201"].some((s) => Object.keys(op.responses?.[s]?.content ?? {}).includes("application/json")))
+      .filter(({ op }) => !(op.parameters ?? []).some((p) => p.in === "query" && p.name === "include_meta"))
+      .map(({ method, path }) => `${method} ${path}`);
+    expect(missing).toEqual([]);
+    // A mutation that declares no query of its own takes it at run time, as the document says.
+    const echo = await h.json("/api/canary/echo?include_meta=1", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"message":"hi","request_id":"r1"}',
+    });
+    expect([echo.status, typeof echo.body.meta?.request_id]).toEqual([200, "string"]);
   });
 
   test("non-JSON answers take it and are unchanged: a console page, a CSV export, the QR PNG, the status badge", async () => {
