@@ -9,7 +9,7 @@ import { afterAll, expect, test } from "bun:test";
 import { newIdempotencyKey } from "../../src/client/sign";
 import { PostgresStore } from "../../src/db/postgres-engine";
 import { testEngine, withDatabase } from "../support/engine";
-import { signedCaller } from "../support/partner";
+import { liveKeyCaller } from "../support/partner";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 import { freePort, spawnHerald, waitForHttp } from "../support/process";
 import { testOn } from "../support/skipped";
@@ -54,14 +54,7 @@ testOn("postgres", "test/postgres/read-only-database.test.ts", test.skipIf(!pg))
     const logText = new Response(child.stdout).text();
     await waitForHttp(`${base}/readyz`, 30_000);
 
-    const created = (await (
-      await fetch(`${base}/admin/partners/keys`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
-        body: JSON.stringify({ partner: "ReadOnly", mode: "live", scopes: ["credit", "users", "read"] }),
-      })
-    ).json()) as { key: { key_id: string }; secret: string };
-    const signed = signedCaller(base, { id: created.key.key_id, secret: created.secret });
+    const signed = await liveKeyCaller(base, ADMIN, "ReadOnly", ["credit", "users", "read"]);
     const user = await signed("POST", "/api/partner/users", { external_id: "read-only-1" }, newIdempotencyKey());
     expect(user.status).toBe(201);
     const userId = String(user.body.user.id);

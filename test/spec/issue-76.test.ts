@@ -8,7 +8,7 @@ import { PostgresStore } from "../../src/db/postgres-engine";
 import { StoreUnavailable } from "../../src/db/port";
 import { mapped } from "../../src/db/postgres-wire";
 import { testEngine, withDatabase } from "../support/engine";
-import { signedCaller } from "../support/partner";
+import { liveKeyCaller } from "../support/partner";
 import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
 import { freePort, spawnHerald, waitForHttp } from "../support/process";
 import { testOn } from "../support/skipped";
@@ -68,14 +68,7 @@ testOn("postgres", "test/spec/issue-76.test.ts", test.skipIf(!pg))(
     });
     const logText = new Response(child.stdout).text();
     await waitForHttp(`${base}/readyz`, 30_000);
-    const created = (await (
-      await fetch(`${base}/admin/partners/keys`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
-        body: JSON.stringify({ partner: "Outage", mode: "live", scopes: ["credit", "users", "read"] }),
-      })
-    ).json()) as { key: { key_id: string }; secret: string };
-    const signed = signedCaller(base, { id: created.key.key_id, secret: created.secret });
+    const signed = await liveKeyCaller(base, ADMIN, "Outage", ["credit", "users", "read"]);
     const user = await signed("POST", "/api/partner/users", { external_id: "outage-76" }, newIdempotencyKey());
     expect(user.status).toBe(201);
     const credit = (idem: string) =>

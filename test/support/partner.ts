@@ -61,6 +61,18 @@ export interface SignedAnswer {
   body: Record<string, any>;
 }
 
+/** A live key made over HTTP by the operator token `admin` on a running `herald serve` at `base`, and signed calls with it. */
+export async function liveKeyCaller(base: string, admin: string, partner: string, scopes: string[]) {
+  const res = await fetch(`${base}/admin/partners/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+    body: JSON.stringify({ partner, mode: "live", scopes }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const created = (await res.json()) as { key: { key_id: string }; secret: string };
+  return signedCaller(base, { id: created.key.key_id, secret: created.secret });
+}
+
 /**
  * Signed calls to a running `herald serve` at `base` (a child process, on the wall clock): a fresh nonce each, the
  * Idempotency-Key when given, a deadline on the client's side.
