@@ -142,3 +142,15 @@ test("issue 3: secrets are never logged: at LOG_LEVEL=debug no line carries a ke
   expect(lines.length).toBeGreaterThan(0);
   for (const secret of [k.secret, k2.secret, hook.body.webhook.secret, admin]) expect(all.includes(secret)).toBe(false);
 });
+
+test("issue 3: concurrent credits sharing one nonce (each with its own Idempotency-Key): exactly one is applied, the rest 409 replay_detected", async () => {
+  h = await openTestApp();
+  const k = await createKey(h);
+  const user = await signedJson(h, k, "POST", "/api/partner/users", { body: { external_id: "burst-1" } });
+  const body = { user_id: String(user.body.user.id), amount: 2, reason: "r", source: "s" };
+  const nonce = newNonce();
+  const all = await Promise.all(Array.from({ length: 10 }, () => signedJson(h, k, "POST", "/api/salutes/credit", { body, nonce })));
+  expect(all.filter((r) => r.status === 200)).toHaveLength(1);
+  for (const r of all.filter((x) => x.status !== 200)) expect({ status: r.status, error: r.body.error }).toEqual({ status: 409, error: "replay_detected" });
+  expect((await signedJson(h, k, "GET", `/api/salutes/balance?user_id=${body.user_id}`)).body.balance).toBe(2);
+});

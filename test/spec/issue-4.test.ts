@@ -141,3 +141,52 @@ test("issue 4: a hanging receiver holds at most WEBHOOK_PER_TARGET_CONCURRENCY s
     await a.close();
   }
 });
+
+test("issue 4 / spec Webhook event: a delivery record over HTTP carries every field of the spec, last_attempt_at set once tried", async () => {
+  const a = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1" } });
+  try {
+    const k = await createKey(a);
+    const w = (await signedJson(a, k, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url("/rec") } })).body.webhook;
+    rx.then({ status: 502 });
+    await signedJson(a, k, "POST", `/api/partner/webhooks/${w.id}/test`);
+    await a.ctx.dispatcher.runOnce();
+    const [rec] = (await signedJson(a, k, "GET", `/api/partner/webhook-events?webhook_id=${w.id}&status=failed`)).body.events;
+    expect(rec).toMatchObject({
+      id: expect.any(Number),
+      webhook_id: w.id,
+      event_type: "webhook.test",
+      status: "failed",
+      attempts: 1,
+      is_dead_letter: false,
+      reason_tag: "http_error",
+      last_error: expect.any(String),
+      target_url: rx.url("/rec"),
+      created_at: expect.any(String),
+      last_attempt_at: expect.any(String),
+      delivered_at: null,
+    });
+  } finally {
+    await a.close();
+  }
+});
+
+test("issue 4: webhook.delivery_failed is never raised about a webhook.delivery_failed delivery (no recursion between two failing watchers)", async () => {
+  const a = await openTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "1", WEBHOOK_MAX_ATTEMPTS: "1" } });
+  const down = startReceiver({ status: 500 });
+  try {
+    const k = await createKey(a);
+    const hook = (body: object) => signedJson(a, k, "POST", "/api/partner/webhooks", { body });
+    const w = (await hook({ event_type: "webhook.test", target_url: down.url("/t") })).body.webhook;
+    await hook({ event_type: "webhook.delivery_failed", target_url: down.url("/w1") });
+    await hook({ event_type: "webhook.delivery_failed", target_url: down.url("/w2") });
+    await signedJson(a, k, "POST", `/api/partner/webhooks/${w.id}/test`);
+    for (let i = 0; i < 5; i++) await a.ctx.dispatcher.runOnce();
+    const n = async (sql: string) => (await a.ctx.store.get<{ n: number }>(sql, []))!.n;
+    expect(await n("SELECT count(*) AS n FROM webhook_deliveries")).toBe(3);
+    expect(await n("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'dead_letter'")).toBe(3);
+    expect(down.received.map((r) => r.path).sort()).toEqual(["/t", "/w1", "/w2"]);
+  } finally {
+    down.stop();
+    await a.close();
+  }
+});

@@ -29,13 +29,3 @@ test("issue 3: a request signed at the +300 s edge, replayed 600.5 s later with 
   const balance = (await signedJson(h, k, "GET", `/api/salutes/balance?user_id=${body.user_id}`)).body.balance;
   expect({ status: replay.status, error: replay.body.error, balance }).toEqual({ status: 409, error: "replay_detected", balance: 5 });
 });
-
-// Issue 4: "POST /api/partner/webhook-events/replay (Idempotency-Key required; live key; …)"; the spec: "header
-// Idempotency-Key (required)" and "The replay endpoint needs a signed live key plus Idempotency-Key." With
-// IDEMPOTENCY_REQUIRED=0 (the switch issue 3 gives for mutations in general) the replay runs without one.
-test("issue 4: the partner replay needs an Idempotency-Key even with IDEMPOTENCY_REQUIRED=0", async () => {
-  h = await openTestApp({ env: { IDEMPOTENCY_REQUIRED: "0" } });
-  const k = await createKey(h);
-  const r = await signedJson(h, k, "POST", "/api/partner/webhook-events/replay", { body: { event_ids: [1] }, idempotencyKey: null });
-  expect({ status: r.status, error: r.body.error }).toEqual({ status: 400, error: "idempotency_key_required" });
-});
