@@ -110,7 +110,7 @@ export const CONFIG_SCHEMA = {
   signatureSkewSeconds: v("SIGNATURE_SKEW_SECONDS", {
     kind: int(30, 3600),
     fallback: "300",
-    doc: "Accepted clock skew of X-Partner-Timestamp; nonces are kept for twice this.",
+    doc: "Accepted clock skew of X-Partner-Timestamp; nonces are kept for twice this and a second.",
   }),
   sandboxNonceRequired: v("SANDBOX_NONCE_REQUIRED", {
     kind: bool,

@@ -72,7 +72,7 @@ function signing(ctx: AppContext) {
       canonical: "METHOD\\nPATH_AND_QUERY\\nTIMESTAMP\\nNONCE\\nhex(sha256(RAW_BODY))",
       headers: ["X-Partner-Key", "X-Partner-Timestamp", "X-Partner-Nonce", "X-Partner-Signature"],
       timestamp_skew_seconds: ctx.config.signatureSkewSeconds,
-      nonce_single_use_seconds: ctx.config.signatureSkewSeconds * 2,
+      nonce_single_use_seconds: ctx.config.signatureSkewSeconds * 2 + 1, // NonceStore.use: 2 × skew and a second
       docs: "docs/partner-auth.md",
     },
     webhooks: {

@@ -56,7 +56,7 @@ describe("GET /trust.json", () => {
       expect(b.data_protection.replication).toMatchObject({ tool: "postgresql", observed_by_service: false, docs: "docs/postgres.md" });
       expect(b.data_protection.backup.on_demand_endpoint).toBeNull();
     }
-    expect(b.signing.partner_requests).toMatchObject({ scheme: "HMAC-SHA256", timestamp_skew_seconds: 300, nonce_single_use_seconds: 600 });
+    expect(b.signing.partner_requests).toMatchObject({ scheme: "HMAC-SHA256", timestamp_skew_seconds: 300, nonce_single_use_seconds: 601 });
     expect(b.signing.webhooks.headers).toContain("X-Webhook-Signature");
     expect(b.mint_authority).toEqual({
       status: "ok",
