@@ -278,3 +278,27 @@ describe("DESIGN §3 REQUEST_TARGET over a real socket", () => {
     }
   });
 });
+
+describe("partner key rotation (README `keys rotate`: the old secret stays valid ≤ 24 h)", () => {
+  test("after a rotation with overlap_hours 1 both secrets sign for the hour, then only the new one; 25 h is refused", async () => {
+    h = await openTestApp();
+    const admin = await createAdminToken(h);
+    const k = await createKey(h);
+    const rotate = (hours: number) =>
+      h.json(`/admin/partners/keys/${k.keyId}/rotate`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+        body: JSON.stringify({ overlap_hours: hours }),
+      });
+    expect((await rotate(25)).status).toBe(400);
+    const r = await rotate(1);
+    expect(r.status).toBe(200);
+    const fresh: TestKey = { ...k, secret: r.body.secret };
+    h.clock.advanceSeconds(30 * 60);
+    expect((await send(k, { method: "GET", target: "/api/partner/capabilities" })).status).toBe(200);
+    expect((await send(fresh, { method: "GET", target: "/api/partner/capabilities" })).status).toBe(200);
+    h.clock.advanceSeconds(31 * 60);
+    expect((await send(k, { method: "GET", target: "/api/partner/capabilities" })).status).toBe(401);
+    expect((await send(fresh, { method: "GET", target: "/api/partner/capabilities" })).status).toBe(200);
+  });
+});

@@ -1,0 +1,47 @@
+// Design audit: probes that FAIL against the current code, each a contradiction of a concrete statement of
+// /work/shared/DESIGN.md or of Herald's own docs. Kept apart so the passing design-*.test.ts files merge green.
+import { afterEach, expect, test } from "bun:test";
+import { openTestApp, type TestApp } from "../support/app";
+import { createKey, signedJson } from "../support/partner";
+
+let h: TestApp;
+afterEach(async () => {
+  await h?.close();
+  h = undefined as unknown as TestApp;
+});
+
+/** Every stored idempotency response body of the database, as text (either engine). */
+const storedResponses = async () =>
+  ((await h.ctx.store.all("SELECT response_body FROM idempotency_records WHERE response_body IS NOT NULL", [])) as Array<{ response_body: string }>).map(
+    (r) => r.response_body,
+  );
+
+// DESIGN §3 "Secrets are stored encrypted (AES-256-GCM) under HERALD_MASTER_KEY; shown once at creation";
+// docs/operations.md "Restore": "Partner, webhook and status-subscriber secrets are stored AES-256-GCM-encrypted
+// under HERALD_MASTER_KEY … A backup is only usable together with its key".
+test("a webhook secret is never stored in plain text: not in the idempotency record of its creation or rotation", async () => {
+  h = await openTestApp();
+  const k = await createKey(h);
+  const created = await signedJson(h, k, "POST", "/api/partner/webhooks", { body: { event_type: "salutes.credit", target_url: "https://example.com/h" } });
+  expect(created.status).toBe(201);
+  const secret = created.body.webhook.secret as string;
+  const rotated = await signedJson(h, k, "POST", `/api/partner/webhooks/${created.body.webhook.id}/rotate-secret`, { body: { overlap_hours: 1 } });
+  expect(rotated.status).toBe(200);
+  const newSecret = JSON.stringify(rotated.body).match(/whsec_[A-Za-z0-9_-]+/)![0];
+  const stored = await storedResponses();
+  const leaks = [
+    ...stored.filter((b) => b.includes(secret)).map(() => "creation's secret"),
+    ...stored.filter((b) => b.includes(newSecret)).map(() => "rotation's secret"),
+  ];
+  expect(leaks).toEqual([]);
+});
+
+// DESIGN §1 "Time comes from ctx.clock, randomness from ctx.rng (so tests and sandbox fixtures are deterministic)":
+// /healthz's uptime_seconds reads the wall clock against a start time taken from ctx.clock.
+test("/healthz uptime_seconds is measured on ctx.clock", async () => {
+  h = await openTestApp();
+  h.clock.advanceSeconds(120);
+  const r = await h.json("/healthz");
+  expect(r.status).toBe(200);
+  expect(r.body.uptime_seconds).toBe(120);
+});
