@@ -143,3 +143,26 @@ describe("DESIGN §4 idempotency table", () => {
     expect([noKey.status, noKey.body.error]).toEqual([400, "idempotency_key_required"]);
   });
 });
+
+describe("DESIGN §3/§4 under concurrency (nonce and key claimed first)", () => {
+  // §3 "Nonce … single use per key"; §4 "The key is claimed first (INSERT … ON CONFLICT DO NOTHING)"
+  test("six concurrent credits with one nonce: one effect; six with one key and different bodies: one effect, the rest 422", async () => {
+    h = await openTestApp();
+    const k = await createKey(h);
+    const uid = await newUser(k, "i8");
+    const target = "/api/salutes/credit";
+    const body = (amount: number) => ({ user_id: String(uid), amount, reason: "r", source: "s" });
+    const nonce = "ab12".repeat(8);
+    const sameNonce = await Promise.all([1, 2, 3, 4, 5, 6].map((a) => h.json(target, signedInit(h, k, "POST", target, { nonce, body: body(a) }))));
+    expect(sameNonce.filter((r) => r.status === 200).length).toBe(1);
+    for (const r of sameNonce.filter((r) => r.status !== 200)) expect([r.status, r.body.error]).toEqual([409, "replay_detected"]);
+    const sameKey = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map((a) => h.json(target, signedInit(h, k, "POST", target, { idempotencyKey: "one-key", body: body(a) }))),
+    );
+    expect(sameKey.filter((r) => r.status === 200).length).toBe(1);
+    for (const r of sameKey.filter((r) => r.status !== 200)) expect([r.status, r.body.error]).toEqual([422, "idempotency_key_reused"]);
+    const ledger = (await signedJson(h, k, "GET", `/api/salutes/ledger?user_id=${uid}`)).body.ledger as Array<{ delta: number }>;
+    expect(ledger.length).toBe(2);
+    expect(await balance(k, uid)).toBe(ledger.reduce((s, e) => s + e.delta, 0));
+  });
+});

@@ -78,3 +78,13 @@ test.skipIf(testEngine() === "postgres")(
   },
   120_000,
 );
+
+// DESIGN §8 "SQLite: journal_mode=WAL, synchronous=NORMAL, busy_timeout=5000, foreign_keys=ON"
+test.skipIf(testEngine() === "postgres")("the SQLite connection runs WAL, synchronous NORMAL, busy_timeout 5000, foreign keys on", async () => {
+  h = await openTestApp();
+  const pragma = async (name: string) => Object.values((await h!.ctx.store.get(`PRAGMA ${name}`, [])) as Record<string, unknown>)[0];
+  expect(await pragma("journal_mode")).toBe("wal");
+  expect(await pragma("synchronous")).toBe(1);
+  expect(await pragma("busy_timeout")).toBe(5000);
+  expect(await pragma("foreign_keys")).toBe(1);
+});

@@ -19,7 +19,7 @@ const storedResponses = async () =>
 // DESIGN §3 "Secrets are stored encrypted (AES-256-GCM) under HERALD_MASTER_KEY; shown once at creation";
 // docs/operations.md "Restore": "Partner, webhook and status-subscriber secrets are stored AES-256-GCM-encrypted
 // under HERALD_MASTER_KEY … A backup is only usable together with its key".
-test("a webhook secret is never stored in plain text: not in the idempotency record of its creation or rotation", async () => {
+test("a webhook secret is never stored in plain text: not in the idempotency record of its creation (live, sandbox) or rotation", async () => {
   h = await openTestApp();
   const k = await createKey(h);
   const created = await signedJson(h, k, "POST", "/api/partner/webhooks", { body: { event_type: "salutes.credit", target_url: "https://example.com/h" } });
@@ -28,10 +28,16 @@ test("a webhook secret is never stored in plain text: not in the idempotency rec
   const rotated = await signedJson(h, k, "POST", `/api/partner/webhooks/${created.body.webhook.id}/rotate-secret`, { body: { overlap_hours: 1 } });
   expect(rotated.status).toBe(200);
   const newSecret = JSON.stringify(rotated.body).match(/whsec_[A-Za-z0-9_-]+/)![0];
+  const sandbox = await createKey(h, { mode: "sandbox" });
+  const practice = await signedJson(h, sandbox, "POST", "/api/partner/sandbox/webhooks", {
+    body: { event_type: "salutes.credit", target_url: "https://example.com/s" },
+  });
+  const sandboxSecret = practice.body.webhook.secret as string;
   const stored = await storedResponses();
   const leaks = [
     ...stored.filter((b) => b.includes(secret)).map(() => "creation's secret"),
     ...stored.filter((b) => b.includes(newSecret)).map(() => "rotation's secret"),
+    ...stored.filter((b) => b.includes(sandboxSecret)).map(() => "sandbox webhook's secret"),
   ];
   expect(leaks).toEqual([]);
 });
