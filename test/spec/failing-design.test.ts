@@ -51,3 +51,17 @@ test("/healthz uptime_seconds is measured on ctx.clock", async () => {
   expect(r.status).toBe(200);
   expect(r.body.uptime_seconds).toBe(120);
 });
+
+// DESIGN §2 "Success: { success: true, ...fields }. Failure: { success: false, error: "<error_code>", message,
+// request_id }"; spec Common conventions: "A failed response is {success:false, error:<error_code string>}".
+// A not-ready /readyz is answered 503 with success: true and no error code.
+test("/readyz answering 503 (draining after SIGTERM) is a failure envelope: success false and a catalog code", async () => {
+  h = await openTestApp();
+  const now = h.clock.now();
+  h.ctx.draining = { signal: "SIGTERM", since: now, stopsListeningAt: new Date(now.getTime() + 5_000) };
+  const r = await h.json("/readyz");
+  expect(r.status).toBe(503);
+  const catalog = (await h.json("/api/partner/errors.json")).body.by_code as Record<string, { http_status: number }>;
+  expect(r.body.success).toBe(false);
+  expect(catalog[r.body.error]?.http_status).toBe(503);
+});
