@@ -1,6 +1,7 @@
 // Design audit: idempotency of mutations (/work/shared/DESIGN.md §4), on the engine HERALD_TEST_ENGINE names.
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
+import { requestFingerprint } from "../../src/auth/idempotency";
 import { createKey, signedInit, signedJson, type TestKey } from "../support/partner";
 
 let h: TestApp;
@@ -164,5 +165,30 @@ describe("DESIGN §3/§4 under concurrency (nonce and key claimed first)", () =>
     const ledger = (await signedJson(h, k, "GET", `/api/salutes/ledger?user_id=${uid}`)).body.ledger as Array<{ delta: number }>;
     expect(ledger.length).toBe(2);
     expect(await balance(k, uid)).toBe(ledger.reduce((s, e) => s + e.delta, 0));
+  });
+});
+
+describe("DESIGN §4 claims of effects that wait on the network (IdempotencyStore.runAsync: sandbox reset)", () => {
+  // "same key while the first is still running | 409 idempotency_in_progress with Retry-After"; "the claim lapses if
+  // the process dies". The claims are planted as a process would leave them (one running, one whose process died).
+  test("a running claim answers 409 idempotency_in_progress with Retry-After; a lapsed one is taken over", async () => {
+    h = await openTestApp();
+    const sb = await createKey(h, { mode: "sandbox" });
+    const now = h.clock.now().getTime();
+    const fp = requestFingerprint("POST", "/api/partner/sandbox/reset", new TextEncoder().encode("{}"));
+    const plant = (key: string, lockedUntilMs: number) =>
+      h.ctx.store.run(
+        "INSERT INTO idempotency_records (key_id, idempotency_key, fingerprint, state, created_at, locked_until, expires_at) VALUES (?, ?, ?, 'in_progress', ?, ?, ?)",
+        [sb.keyId, key, fp, new Date(now - 1_000).toISOString(), new Date(lockedUntilMs).toISOString(), new Date(now + 86_400_000).toISOString()],
+      );
+    await plant("running", now + 30_000);
+    await plant("crashed", now - 1_000);
+    const running = await signedJson(h, sb, "POST", "/api/partner/sandbox/reset", { body: {}, idempotencyKey: "running" });
+    expect([running.status, running.body.error]).toEqual([409, "idempotency_in_progress"]);
+    expect(Number(running.headers.get("retry-after"))).toBeGreaterThan(0);
+    const crashed = await signedJson(h, sb, "POST", "/api/partner/sandbox/reset", { body: {}, idempotencyKey: "crashed" });
+    expect(crashed.status).toBe(200);
+    const again = await signedJson(h, sb, "POST", "/api/partner/sandbox/reset", { body: {}, idempotencyKey: "crashed" });
+    expect([again.status, again.body.error, again.headers.get("idempotent-replayed")]).toEqual([409, "idempotency_replay", "true"]);
   });
 });

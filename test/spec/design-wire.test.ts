@@ -116,16 +116,16 @@ describe("DESIGN §2 lists", () => {
 
 describe("DESIGN §2 conditional GET and the body guardrail", () => {
   // "Conditional GET where the spec names it: strong ETag over the body bytes, Last-Modified, 304 on match"
-  test("delta.summary.json: strong ETag, Last-Modified, 304 on If-None-Match and If-Modified-Since, 200 on a stale tag", async () => {
+  test.each(["/admin/ops/preflight-guards/delta.summary.json", "/admin/ops/digest/resolved-verification.json"])("%s: strong ETag, Last-Modified, Cache-Control, 304 on If-None-Match and If-Modified-Since, 200 on a stale tag", async (path) => {
     h = await openTestApp();
     const admin = await createAdminToken(h);
     const auth = { authorization: `Bearer ${admin}` };
-    const path = "/admin/ops/preflight-guards/delta.summary.json";
     const first = await h.request(path, { headers: auth });
     expect(first.status).toBe(200);
     const etag = first.headers.get("etag")!;
     expect(etag).toMatch(/^"[^"]+"$/);
     const lm = first.headers.get("last-modified")!;
+    expect(first.headers.get("cache-control")).toBeTruthy();
     expect(Number.isNaN(Date.parse(lm))).toBe(false);
     await first.text();
     const again = await h.request(path, { headers: { ...auth, "if-none-match": etag } });
