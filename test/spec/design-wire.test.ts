@@ -116,26 +116,29 @@ describe("DESIGN §2 lists", () => {
 
 describe("DESIGN §2 conditional GET and the body guardrail", () => {
   // "Conditional GET where the spec names it: strong ETag over the body bytes, Last-Modified, 304 on match"
-  test.each(["/admin/ops/preflight-guards/delta.summary.json", "/admin/ops/digest/resolved-verification.json"])("%s: strong ETag, Last-Modified, Cache-Control, 304 on If-None-Match and If-Modified-Since, 200 on a stale tag", async (path) => {
-    h = await openTestApp();
-    const admin = await createAdminToken(h);
-    const auth = { authorization: `Bearer ${admin}` };
-    const first = await h.request(path, { headers: auth });
-    expect(first.status).toBe(200);
-    const etag = first.headers.get("etag")!;
-    expect(etag).toMatch(/^"[^"]+"$/);
-    const lm = first.headers.get("last-modified")!;
-    expect(first.headers.get("cache-control")).toBeTruthy();
-    expect(Number.isNaN(Date.parse(lm))).toBe(false);
-    await first.text();
-    const again = await h.request(path, { headers: { ...auth, "if-none-match": etag } });
-    expect(again.status).toBe(304);
-    expect(again.headers.get("etag")).toBe(etag);
-    expect(await again.text()).toBe("");
-    expect((await h.request(path, { headers: { ...auth, "if-modified-since": lm } })).status).toBe(304);
-    // If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2).
-    expect((await h.request(path, { headers: { ...auth, "if-none-match": '"stale"', "if-modified-since": lm } })).status).toBe(200);
-  });
+  test.each(["/admin/ops/preflight-guards/delta.summary.json", "/admin/ops/digest/resolved-verification.json"])(
+    "%s: strong ETag, Last-Modified, Cache-Control, 304 on If-None-Match and If-Modified-Since, 200 on a stale tag",
+    async (path) => {
+      h = await openTestApp();
+      const admin = await createAdminToken(h);
+      const auth = { authorization: `Bearer ${admin}` };
+      const first = await h.request(path, { headers: auth });
+      expect(first.status).toBe(200);
+      const etag = first.headers.get("etag")!;
+      expect(etag).toMatch(/^"[^"]+"$/);
+      const lm = first.headers.get("last-modified")!;
+      expect(first.headers.get("cache-control")).toBeTruthy();
+      expect(Number.isNaN(Date.parse(lm))).toBe(false);
+      await first.text();
+      const again = await h.request(path, { headers: { ...auth, "if-none-match": etag } });
+      expect(again.status).toBe(304);
+      expect(again.headers.get("etag")).toBe(etag);
+      expect(await again.text()).toBe("");
+      expect((await h.request(path, { headers: { ...auth, "if-modified-since": lm } })).status).toBe(304);
+      // If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2).
+      expect((await h.request(path, { headers: { ...auth, "if-none-match": '"stale"', "if-modified-since": lm } })).status).toBe(200);
+    },
+  );
 
   // "Body guardrail: MAX_BODY_BYTES (default 1 MiB) → 413 payload_too_large"
   test("the default guardrail: a body of 1 MiB + 1 byte is 413 payload_too_large", async () => {
@@ -143,5 +146,28 @@ describe("DESIGN §2 conditional GET and the body guardrail", () => {
     const body = JSON.stringify({ message: "x", request_id: "a", pad: "y".repeat(1024 * 1024) });
     const r = await h.json("/api/canary/echo", { method: "POST", headers: { "content-type": "application/json" }, body });
     expect([r.status, r.body.error]).toEqual([413, "payload_too_large"]);
+  });
+});
+
+describe("DESIGN §2 rate limits: defaults per group", () => {
+  // "RATE_LIMIT_PUBLIC_API_PER_MIN=90 per IP …, RATE_LIMIT_WEBHOOK_PER_MIN=120 per key for /api/partner/webhooks* and
+  // /webhook-events*, PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE=30 per sandbox key, … RATE_LIMIT_PARTNER_PER_MIN … default
+  // 6000 per key"; "headers X-RateLimit-Limit/Remaining/Reset on every limited response"
+  test("X-RateLimit-Limit is 90 public, 120 on webhook routes, 6000 on other live routes, 30 for a sandbox key", async () => {
+    h = await openTestApp();
+    const live = await createKey(h);
+    const sandbox = await createKey(h, { mode: "sandbox" });
+    const limitOf = (r: { headers: Headers }) => [
+      r.headers.get("x-ratelimit-limit"),
+      r.headers.get("x-ratelimit-remaining") !== null,
+      r.headers.get("x-ratelimit-reset") !== null,
+    ];
+    expect(limitOf(await h.json("/api/public-stats"))).toEqual(["90", true, true]);
+    expect(limitOf(await h.json("/transparency/audit-anomalies/glossary.json"))).toEqual(["90", true, true]);
+    expect(limitOf(await signedJson(h, live, "GET", "/api/partner/webhooks"))).toEqual(["120", true, true]);
+    expect(limitOf(await signedJson(h, live, "GET", "/api/partner/webhook-events"))).toEqual(["120", true, true]);
+    expect(limitOf(await signedJson(h, live, "GET", "/api/partner/users"))).toEqual(["6000", true, true]);
+    expect(limitOf(await signedJson(h, sandbox, "GET", "/api/partner/sandbox/users"))).toEqual(["30", true, true]);
+    expect(limitOf(await signedJson(h, sandbox, "GET", "/api/partner/capabilities"))).toEqual(["30", true, true]);
   });
 });
