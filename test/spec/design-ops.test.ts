@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
-import { createAdminToken } from "../support/partner";
+import { createAdminToken, signedJson } from "../support/partner";
 import { exitWithin, freePort, spawnHerald, waitForHttp } from "../support/process";
 
 let h: TestApp | undefined;
@@ -88,3 +88,24 @@ test.skipIf(testEngine() === "postgres")("the SQLite connection runs WAL, synchr
   expect(await pragma("busy_timeout")).toBe(5000);
   expect(await pragma("foreign_keys")).toBe(1);
 });
+
+// README "Command line": "The CLI works on the same database file as a running server"; DESIGN §8 coordination
+// state in the database (a key made or disabled by the CLI is seen by the server, whose cache re-checks a version row).
+test.skipIf(testEngine() === "postgres")(
+  "a key created and then disabled by `herald keys` on the server's file works, then is refused",
+  async () => {
+    h = await openTestApp();
+    const env = { HERALD_DB_PATH: h.ctx.config.dbPath, LOG_LEVEL: "silent", NODE_ENV: "test" };
+    const made = spawnHerald(["keys", "create", "--partner", "Cli", "--mode", "live", "--scopes", "read,users", "--json"], env);
+    expect(await exitWithin(made, 30_000)).toBe(0);
+    const k = JSON.parse(await new Response(made.stdout).text()) as { key_id: string; secret: string };
+    const key = { keyId: k.key_id, secret: k.secret, mode: "live" as const };
+    h.clock.advance(1_500);
+    expect((await signedJson(h, key, "GET", "/api/partner/users")).status).toBe(200);
+    expect(await exitWithin(spawnHerald(["keys", "disable", k.key_id, "--reason", "audit", "--json"], env), 30_000)).toBe(0);
+    h.clock.advance(1_500);
+    const refused = await signedJson(h, key, "GET", "/api/partner/users");
+    expect([refused.status, refused.body.error]).toEqual([403, "forbidden"]);
+  },
+  90_000,
+);
