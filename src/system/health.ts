@@ -1,4 +1,5 @@
 import type { AppContext } from "../context";
+import { epochMs } from "../clock";
 import type { Server } from "bun";
 import { metaRequested, ok } from "../http/envelope";
 import { observe } from "../http/metrics";
@@ -18,7 +19,7 @@ export const HEALTH_ROUTE = "/healthz";
 
 /** What /healthz says: the process answers, its version, how long it has run. */
 export const health = (ctx: AppContext) =>
-  ok({ status: "up" as const, version: pkg.version, uptime_seconds: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000) });
+  ok({ status: "up" as const, version: pkg.version, uptime_seconds: Math.round((epochMs(ctx.clock) - ctx.startedAt.getTime()) / 1000) });
 
 /** include_meta works here as on every route (the core's includeMetaAdded hook, docs/design.md §2). */
 function withMeta(body: ReturnType<typeof health>, url: string, requestId: string, ctx: AppContext) {
