@@ -68,6 +68,10 @@ export const AUDIO_SHARE_ERRORS = {
   },
   not_found: { when: "An operator route names a track token id that does not exist.", routes: ["/admin/audio-share/track-tokens/{token_id}/revoke"] },
   method_not_allowed: { when: "A known path with the wrong method (the Allow header lists the right ones).", routes: ALL },
+  service_unavailable: {
+    when: "GET /health when the links table cannot be read: the health fields are in the answer beside the error (status degraded).",
+    routes: [`${BASE}/health`],
+  },
   server_error: { when: "A bug; quote the request_id.", routes: ALL },
 } as const satisfies Partial<Record<ErrorCode, AudioShareErrorDoc>>;
 

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Envelope, FLAG_VALUES, ignoredMetaQuery } from "../http/envelope";
+import { Envelope, FLAG_VALUES, ignoredMetaQuery, Unavailable } from "../http/envelope";
 import { QR_PNG_MAX_SIZE, QR_PNG_MIN_SIZE } from "../http/formats/qr";
 import { intPath, intQuery } from "../http/params";
 import { named } from "../http/openapi/names";
@@ -114,6 +114,23 @@ const title = t.Optional(t.String({ maxLength: 300 }));
 const shareFields = { ...itemFields, title, text: t.Optional(t.String({ maxLength: 1000 })), channels: t.Optional(channels) };
 const requestId = t.String({ description: "this request's id (also X-Request-ID)" });
 const shortUrl = t.String({ minLength: 1, maxLength: 2048 });
+
+/** GET /health's fields, in its 200 and in its 503. */
+const Health = {
+  status: t.Union([t.Literal("ok"), t.Literal("degraded")]),
+  database: t.String(),
+  signing_key: t.String({ description: "configured (AUDIO_SHARE_SIGNING_KEY) or derived (from the master key)" }),
+  track_auth: t.String(),
+  policy: t.Object({ allowed_hosts: t.Integer(), denied_hosts: t.Integer() }),
+  links: t.Object({
+    total: t.Integer({ description: "links stored, counted up to 10,000 (total_capped says there are more)" }),
+    active: t.Integer({ description: "links neither revoked nor expired, counted up to 10,000 (active_capped says there are more)" }),
+    total_capped: t.Boolean({ description: "true when more than 10,000 links are stored: total is then 10,000, a lower bound" }),
+    active_capped: t.Boolean({ description: "true when more than 10,000 links are active: active is then 10,000, a lower bound" }),
+  }),
+  pending_hit_buckets: t.Integer(),
+  checked_at: t.String(),
+};
 
 export const AudioShareModel = {
   buildQuery: t.Object({
@@ -247,20 +264,8 @@ export const AudioShareModel = {
     rules: t.Array(t.String()),
     expires_in: t.Object({ min_seconds: t.Integer(), max_seconds: t.Integer(), default_seconds: t.Integer() }),
   }),
-  health: Envelope({
-    status: t.Union([t.Literal("ok"), t.Literal("degraded")]),
-    database: t.String(),
-    signing_key: t.String({ description: "configured (AUDIO_SHARE_SIGNING_KEY) or derived (from the master key)" }),
-    track_auth: t.String(),
-    policy: t.Object({ allowed_hosts: t.Integer(), denied_hosts: t.Integer() }),
-    links: t.Object({
-      total: t.Integer({ description: "links stored, counted up to 10,000 (total_capped says there are more)" }),
-      active: t.Integer({ description: "links neither revoked nor expired" }),
-      total_capped: t.Boolean({ description: "true when more than 10,000 links are stored: total is then 10,000, a lower bound" }),
-    }),
-    pending_hit_buckets: t.Integer(),
-    checked_at: t.String(),
-  }),
+  health: Envelope(Health),
+  degraded: named("AudioShareDegraded", Unavailable(Health, "degraded: the links table cannot be read")),
   statsQuery: t.Object({ code: t.String({ minLength: 1, maxLength: 64 }), hours: intQuery({ minimum: 1, maximum: 720, defaultValue: 24 }), ...includeMeta }),
   stats: named(
     "ShareLinkStats",

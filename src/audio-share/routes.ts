@@ -149,12 +149,12 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
       )
       .get(
         `${BASE}/health`,
-        async ({ set }) => {
+        async () => {
           const health = await audioShareHealth(ctx, policy, signingKeys(ctx).source);
-          if (health.status !== "ok") set.status = 503;
-          return ok(health);
+          if (health.status === "ok") return ok(health);
+          throw new AppError("service_unavailable", "Audio-share is degraded: its links table cannot be read", { extra: health });
         },
-        { query: t.Object(includeMetaQuery), response: { 200: M.health, 503: M.health }, detail: tag("Audio-share health") },
+        { query: t.Object(includeMetaQuery), response: { 200: M.health, 503: M.degraded }, detail: tag("Audio-share health") },
       )
   );
 }

@@ -29,6 +29,13 @@ export const ErrorBody = named(
 /** A success answer: `success: true`, then the answer's own fields. */
 export const ok = <T extends object>(body: T) => ({ success: true as const, ...body });
 
+/**
+ * A probe's 503 (not ready, degraded): the failure envelope with `service_unavailable`, and the probe's own fields
+ * beside it, so a load balancer reads the status and a person reads which check failed as in the 200.
+ */
+export const Unavailable = <P extends Record<string, TSchema>>(fields: P, description?: string) =>
+  t.Object({ success: t.Literal(false), error: t.Literal("service_unavailable"), message: t.String(), request_id: t.String(), ...fields }, { description });
+
 export const isTruthyFlag = (v: string | null | undefined): boolean => v === "1" || v === "true";
 
 /** A boolean flag's query values: 1 / true / the bare flag (`?use_short`, read as "") are on; 0 / false are off. */

@@ -1,9 +1,15 @@
 import { t } from "elysia";
-import { Envelope } from "../http/envelope";
+import { Envelope, Unavailable } from "../http/envelope";
 import { named } from "../http/openapi/names";
 import { OffsetPageQuery, OffsetQueryEcho, PaginationSchema } from "../http/pagination";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
+
+const Readiness = {
+  ready: t.Boolean(),
+  database: t.Object({ engine: t.Union([t.Literal("sqlite"), t.Literal("postgres")], { description: "where this instance stores its data" }) }),
+  checks: t.Record(t.String(), Check),
+};
 
 const CatalogEntry = named(
   "ErrorCatalogEntry",
@@ -27,14 +33,8 @@ const CatalogEntry = named(
 
 export const SystemModel = {
   health: named("Health", Envelope({ status: t.Literal("up"), version: t.String(), uptime_seconds: t.Number() })),
-  ready: named(
-    "Readiness",
-    Envelope({
-      ready: t.Boolean(),
-      database: t.Object({ engine: t.Union([t.Literal("sqlite"), t.Literal("postgres")], { description: "where this instance stores its data" }) }),
-      checks: t.Record(t.String(), Check),
-    }),
-  ),
+  ready: named("Readiness", Envelope(Readiness)),
+  notReady: named("NotReady", Unavailable(Readiness, "Not ready: the message names each failed check; `checks` says why")),
   errorsByCode: Envelope({ count: t.Integer(), entries: t.Array(CatalogEntry), by_code: t.Record(t.String(), CatalogEntry) }),
   jobsQuery: t.Object(OffsetPageQuery),
   jobs: Envelope({

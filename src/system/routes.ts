@@ -34,14 +34,15 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
     })
     .get(
       "/readyz",
-      async ({ set }) => {
+      async () => {
         const r = await readiness(ctx);
-        if (!r.ready) set.status = 503;
-        return ok(r);
+        if (r.ready) return ok(r);
+        const failed = Object.entries(r.checks).filter(([, c]) => !c.ok);
+        throw new AppError("service_unavailable", `Not ready: ${failed.map(([name, c]) => `${name} (${c.detail})`).join("; ")}`, { extra: { ...r } });
       },
       {
         query: PROBE_QUERY,
-        response: { 200: SystemModel.ready, 503: SystemModel.ready },
+        response: { 200: SystemModel.ready, 503: SystemModel.notReady },
         detail: {
           tags: ["system"],
           summary: "Readiness: database answers and takes writes, migrations current, jobs running, not shutting down; names the engine",

@@ -121,7 +121,7 @@ describe("channels.json, policy.json, health", () => {
       signing_key: "derived",
       track_auth: "optional",
       policy: { allowed_hosts: 3, denied_hosts: 1 },
-      links: { total: 1, active: 1, total_capped: false },
+      links: { total: 1, active: 1, total_capped: false, active_capped: false },
       pending_hit_buckets: 0,
       checked_at: "2026-01-01T00:00:00.000Z",
     });

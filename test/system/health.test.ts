@@ -78,7 +78,7 @@ testOn("postgres", "test/system/health.test.ts")(
       stopped = true;
       const { status, body } = await h.json("/readyz");
       expect(status).toBe(503);
-      expect(body).toMatchObject({ success: true, ready: false, database: { engine: "postgres" } });
+      expect(body).toMatchObject({ success: false, error: "service_unavailable", ready: false, database: { engine: "postgres" } });
       expect(body.checks.database.ok).toBe(false);
       expect(body.checks.database.detail).toStartWith("not available: ");
       expect(body.checks.migrations).toEqual({ ok: false, detail: "not read: the database is not available" });

@@ -51,15 +51,15 @@ export async function hitsOf(q: Queryable, linkId: number, sinceHour: string): P
 }
 
 /**
- * The links stored, counted up to `cap` + 1 (more than `cap` means "at least that many"), and those neither revoked
- * nor expired at `now` (down audio_share_links_expires_idx: a link lives 30 days at most). For GET /health, which
- * anyone may call: an exact total would read every link kept.
+ * The links stored, and those neither revoked nor expired at `now` (down audio_share_links_expires_idx), each counted
+ * up to `cap` + 1 (more than `cap` means "at least that many"). For GET /health, which anyone may call: an exact count
+ * would read every link kept, or every one of the last 30 days (a link lives 30 days at most).
  */
 export async function linkCounts(q: Queryable, now: string, cap: number): Promise<{ total: number; active: number }> {
   const row = await q.get<{ total: number; active: number }>(
     `SELECT (SELECT count(*) FROM (SELECT 1 FROM audio_share_links LIMIT ?) capped) AS total,
-       (SELECT count(*) FROM audio_share_links WHERE expires_at > ? AND revoked_at IS NULL) AS active`,
-    [cap + 1, now],
+       (SELECT count(*) FROM (SELECT 1 FROM audio_share_links WHERE expires_at > ? AND revoked_at IS NULL LIMIT ?) live) AS active`,
+    [cap + 1, now, cap + 1],
   );
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
