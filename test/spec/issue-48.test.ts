@@ -1,0 +1,23 @@
+// Issue 48 (PostgreSQL in production), re-verified over HTTP: "Deadlocks and serialization failures inside the port
+// are retried a bounded number of times with jitter before they become a 503; count the retries in /metrics", and the
+// outage's own series (unavailable now, outages, deadlines). test/db/deadlines.test.ts counts the retries on the
+// store; this checks an operator's scrape names them, on the run's engine.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { openTestApp, type TestApp } from "../support/app";
+import { createAdminToken } from "../support/partner";
+
+let h: TestApp;
+beforeAll(async () => {
+  h = await openTestApp();
+});
+afterAll(() => h?.close());
+
+test("/metrics names the database's retries, deadlines, outages and availability", async () => {
+  const res = await h.request("/metrics", { headers: { authorization: `Bearer ${await createAdminToken(h)}` } });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  for (const name of ["herald_db_tx_retries_total", "herald_db_deadlines_total", "herald_db_outages_total", "herald_db_unavailable"]) {
+    expect({ name, present: new RegExp(`^${name} \\d+$`, "m").test(text) }).toEqual({ name, present: true });
+  }
+  expect(text).toMatch(/^herald_db_unavailable 0$/m);
+});
