@@ -4,6 +4,7 @@
 // store; this checks an operator's scrape names them, on the run's engine.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
+import { testEngine } from "../support/engine";
 import { createAdminToken } from "../support/partner";
 
 let h: TestApp;
@@ -20,4 +21,10 @@ test("/metrics names the database's retries, deadlines, outages and availability
     expect({ name, present: new RegExp(`^${name} \\d+$`, "m").test(text) }).toEqual({ name, present: true });
   }
   expect(text).toMatch(/^herald_db_unavailable 0$/m);
+  // Issue 49's batches (PostgreSQL only, docs/http-conventions.md): run together, and redone after a failure.
+  if (testEngine() === "postgres") {
+    for (const name of ["herald_db_batches_together_total", "herald_db_batches_redone_total", "herald_db_round_trips_total", "herald_db_pool_max"]) {
+      expect({ name, present: new RegExp(`^${name} \\d+$`, "m").test(text) }).toEqual({ name, present: true });
+    }
+  }
 });

@@ -2,6 +2,7 @@
 // issue's words; it fails until the behaviour is restored.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Glob } from "bun";
 
 // Issue 28, item 1 and its closing note: "No module outside `src/db/` imports `bun:sqlite` or Bun's SQL (a
@@ -33,4 +34,27 @@ test("issue 52: no comment in src/ cites an issue number", () => {
       });
   }
   expect(cites.sort()).toEqual([]);
+});
+
+// Issue 25: "Herald's users run dist/herald (README step 4, the Dockerfile, fly.toml)". The Dockerfile's build stage
+// copies only package*.json, tsconfig.json, src, drizzle and sdk ("only what the build reads"), but the build also
+// embeds files under docs/ (src/developers/portal-pages.ts imports docs/*.md as text, src/http/openapi/samples.ts
+// docs/python/herald_sign.py, portal-downloads.ts docs/examples/webhook-receiver.ts through a macro): `npm run build`
+// in a folder holding just those copies fails with 'Could not resolve: "../../docs/sdk.md"' and ten more.
+test("issue 25: the Dockerfile's build stage copies every repository folder the build embeds files from", () => {
+  const dockerfile = readFileSync("Dockerfile", "utf8");
+  const buildStage = dockerfile.split(/^FROM /m)[1] ?? "";
+  const copied = new Set(
+    [...buildStage.matchAll(/^COPY\s+(?!--from)(.+?)\s+\S+\s*$/gm)].flatMap((m) => m[1]!.split(/\s+/)).map((p) => p.replace(/^\.\//, "").split("/")[0]!),
+  );
+  const needed = new Set<string>();
+  for (const file of new Glob("src/**/*.ts").scanSync(".")) {
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/from\s+"((?:\.\.\/)+[^"]+)"\s+with\s+\{\s*type:\s*"(?:text|file)"/g)) {
+      const top = join(dirname(file), m[1]!).split("/")[0]!;
+      if (top !== "node_modules") needed.add(top);
+    }
+    for (const m of text.matchAll(/repositoryText\("([^"]+)"\)/g)) needed.add(m[1]!.split("/")[0]!);
+  }
+  expect([...needed].filter((top) => !copied.has(top)).sort()).toEqual([]);
 });
