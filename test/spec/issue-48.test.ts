@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { testEngine } from "../support/engine";
-import { createAdminToken } from "../support/partner";
+import { createAdminToken, createKey, signedInit } from "../support/partner";
+import { startTarget, TARGET } from "../support/target";
 
 let h: TestApp;
 beforeAll(async () => {
@@ -28,3 +29,22 @@ test("/metrics names the database's retries, deadlines, outages and availability
     }
   }
 });
+
+// Acceptance: "8 concurrent sandbox resets × 10 rounds: 0 5xx on both engines" — over HTTP to the run's target
+// (HERALD_TEST_TARGET=dist/herald: the binary, as the outside checks run it); every reset answers 200.
+test(`8 concurrent sandbox resets × 10 rounds through HTTP: every one 200, never a 5xx (${TARGET.label})`, async () => {
+  const t = await startTarget({ env: { PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE: "0", RATE_LIMIT_PARTNER_PER_MIN: "0" } });
+  try {
+    const key = await createKey(t, { mode: "sandbox" });
+    const statuses: Record<number, number> = {};
+    for (let round = 0; round < 10; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => t.request("/api/partner/sandbox/reset", signedInit(t, key, "POST", "/api/partner/sandbox/reset"))),
+      );
+      for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+    }
+    expect(statuses).toEqual({ 200: 80 });
+  } finally {
+    await t.stop();
+  }
+}, 180_000);
