@@ -1,7 +1,7 @@
 // Issue 50 (ended blocked; its note says the batched request log was done): "on PostgreSQL the request log must not
 // add a database round trip per request". 200 answers of the request-logged public route, then the log's flush: the
 // round trips PostgreSQL saw for all of it stay far below one a request.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { testOn } from "../support/skipped";
 
