@@ -58,3 +58,20 @@ test("issue 25: the Dockerfile's build stage copies every repository folder the 
   }
   expect([...needed].filter((top) => !copied.has(top)).sort()).toEqual([]);
 });
+
+// Issue 52: "the digest's baseline modes are written in three places (BASELINE_MODES, a literal union in the model,
+// and another in the console page)" → "baseline modes from one list". The model now maps BASELINE_MODES; the console
+// page (src/ops/digest/digest-page.ts:88) still spells its own t.Union of the three literals, as it did at the
+// issue's resolution (b91b176, src/ops/console/digest-page.ts:99).
+test("issue 52: the digest's baseline modes are written once (BASELINE_MODES), not as literals elsewhere", () => {
+  const spelled: string[] = [];
+  for (const file of new Glob("src/**/*.ts").scanSync(".")) {
+    if (file === "src/ops/digest/findings.ts") continue;
+    readFileSync(file, "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        if (/["']same_weekday_hour_4w["']/.test(line)) spelled.push(`${file}:${i + 1}`);
+      });
+  }
+  expect(spelled).toEqual([]);
+});
