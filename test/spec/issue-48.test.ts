@@ -4,7 +4,11 @@
 // store; this checks an operator's scrape names them, on the run's engine.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
-import { testEngine } from "../support/engine";
+import { PostgresStore } from "../../src/db/postgres-engine";
+import { testEngine, withDatabase } from "../support/engine";
+import { postgresPresent, startCluster, type TestCluster } from "../support/postgres";
+import { freePort, spawnHerald, waitForHttp } from "../support/process";
+import { testOn } from "../support/skipped";
 import { createAdminToken, createKey, signedInit } from "../support/partner";
 import { startTarget, TARGET } from "../support/target";
 
@@ -48,3 +52,48 @@ test(`8 concurrent sandbox resets × 10 rounds through HTTP: every one 200, neve
     await t.stop();
   }
 }, 180_000);
+
+// "/readyz answers within 1 s whatever the database does (its own short deadline; it reports the reason)".
+// test/postgres/frozen-database.test.ts times it; this reads what it says while the cluster is frozen (SIGSTOP).
+const pg = testEngine() === "postgres" && postgresPresent("test/spec/issue-48.test.ts");
+let cluster: TestCluster | undefined;
+let child: ReturnType<typeof spawnHerald> | undefined;
+afterAll(() => {
+  child?.kill("SIGKILL");
+  cluster?.signalAll("SIGCONT");
+  cluster?.stop();
+});
+testOn("postgres", "test/spec/issue-48.test.ts", test.skipIf(!pg))(
+  "a frozen database: /readyz within 1 s is 503 and names the database check that failed and why",
+  async () => {
+    cluster = await startCluster();
+    const admin = new PostgresStore({ url: cluster.url, poolMax: 1 });
+    await admin.run("CREATE DATABASE frozen48");
+    await admin.close();
+    const port = freePort();
+    const base = `http://127.0.0.1:${port}`;
+    child = spawnHerald(["serve"], {
+      DATABASE_URL: withDatabase(cluster.url, "frozen48"),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      NODE_ENV: "development",
+      BOOTSTRAP_CREDENTIALS: "0",
+      HERALD_MASTER_KEY: "ef".repeat(32),
+    });
+    await waitForHttp(`${base}/readyz`, 30_000);
+    expect(cluster.signalAll("SIGSTOP")).toBeGreaterThan(1);
+    try {
+      const started = performance.now();
+      const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) });
+      const ms = performance.now() - started;
+      const body = (await res.json()) as { ready: boolean; checks: Record<string, { ok: boolean; detail: string }> };
+      expect({ status: res.status, ready: body.ready, database: body.checks.database?.ok }).toEqual({ status: 503, ready: false, database: false });
+      expect(body.checks.database!.detail).toMatch(/^not available: .+/);
+      expect(ms).toBeLessThan(1_000);
+    } finally {
+      cluster.signalAll("SIGCONT");
+    }
+  },
+  90_000,
+);
