@@ -14,12 +14,14 @@ COPY package.json package-lock.json ./
 # devDependencies included: the `bun` package is what compiles the binary.
 RUN npm ci --no-audit --no-fund
 
-# Only what the build reads (so no .dockerignore is needed): the sources, the migrations it embeds, and the SDK
-# package definition (sdk/) whose tarball it embeds (docs/sdk.md).
+# Only what the build reads (so no .dockerignore is needed): the sources, the migrations it embeds, the SDK
+# package definition (sdk/) whose tarball it embeds (docs/sdk.md), and the docs the developer portal serves (its
+# guides, the Python signer and the webhook receiver example are embedded in the binary).
 COPY tsconfig.json ./
 COPY src ./src
 COPY drizzle ./drizzle
 COPY sdk ./sdk
+COPY docs ./docs
 RUN npm run build \
  && cp "node_modules/@flydotio/litestream-linux-x64/litestream" dist/litestream \
  && ./dist/herald version \

@@ -7,7 +7,7 @@ import { flagString, type ParsedArgs, UsageError } from "./args";
 import { appErrorsAsUsage, cliActor } from "./keys";
 import { emit } from "./output";
 
-// `herald credentials new`: the way back when the first start's banner is lost (issue 74, item 4). It makes what
+// `herald credentials new`: the way back when the first start's banner is lost. It makes what
 // the first start made (a live and a sandbox key of one partner with every scope, and an operator token) and prints
 // the first start's block for them (src/auth/first-start.ts). It revokes nothing unless asked: `--revoke-unused`
 // disables and revokes only the never-used credentials (the lost ones), audited. Production never prints a secret on

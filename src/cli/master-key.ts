@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { Database } from "bun:sqlite";
 import { type ExpectedKey, expectedKey, expectedKeyOnStore, judgeKey, judgeKeyOnStore, type KeyVerdict } from "../auth/master-key-check";
 import { devKeyFile, type FoundKey, findMasterKey, SecretBox } from "../auth/secret-box";
 import type { Config } from "../config";
 import type { PostgresStore } from "../db/postgres-engine";
-import { syncQueryable } from "../db/sqlite-file";
+import { onSqliteFile } from "../db/sqlite-file";
 
 // The master key of a CLI command. `herald serve` generates a development key when it finds none; a command must not:
 // run from another folder against a shared database (PostgreSQL, or a SQLite file named by HERALD_DB_PATH), it
@@ -36,18 +35,7 @@ export interface CliSecrets {
 async function inspect(config: Config, found: FoundKey | null): Promise<{ expected: ExpectedKey; verdict: KeyVerdict | null } | null> {
   if (config.database.engine === "sqlite") {
     if (config.dbPath === ":memory:" || !existsSync(config.dbPath)) return null;
-    // Read-write without create, though it only reads: a read-only connection to a WAL file leaves its -wal and -shm
-    // files behind, while the last connection that can write removes them when it closes.
-    const db = new Database(config.dbPath, { readwrite: true, create: false, strict: true });
-    try {
-      // Other commands may be opening or closing the same file at this moment (a WAL being recovered or removed):
-      // wait for them as the service's own connection does, instead of failing with SQLITE_BUSY.
-      db.exec("PRAGMA busy_timeout = 5000");
-      const q = syncQueryable(db);
-      return { expected: expectedKey(q), verdict: found ? judgeKey(q, found.box) : null };
-    } finally {
-      db.close();
-    }
+    return onSqliteFile(config.dbPath, (q) => ({ expected: expectedKey(q), verdict: found ? judgeKey(q, found.box) : null }));
   }
   return onPostgres(config, async (store) => ({
     expected: await expectedKeyOnStore(store),

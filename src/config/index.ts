@@ -77,7 +77,7 @@ function publicUrlProblems(given: string | undefined, url: string): string[] {
 
 /**
  * DATABASE_URL as Bun's client reads it: one host. libpq's multi-host form (postgres://h1:5432,h2:5432/db with
- * target_session_attrs) is not followed by it, and failed at `serve` with a bare "Invalid URL" (issue 76). Never
+ * target_session_attrs) is not followed by it, and failed at `serve` with a bare "Invalid URL". Never
  * echoes the value: it holds the password.
  */
 function databaseUrlProblems(url: string | undefined): string[] {

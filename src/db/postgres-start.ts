@@ -1,4 +1,4 @@
-// Starting on PostgreSQL (issue 76): a server that answers but takes no writes (a standby before its promotion, a
+// Starting on PostgreSQL: a server that answers but takes no writes (a standby before its promotion, a
 // read-only database) is waited for, and the start-up failures an operator can fix are one line naming the fix —
 // not the driver's message with a stack trace.
 import type { Logger } from "../log";

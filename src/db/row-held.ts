@@ -1,4 +1,4 @@
-// Waiting for a row another transaction holds, outside one's own transaction (issue 74, item 11). On PostgreSQL a
+// Waiting for a row another transaction holds, outside one's own transaction. On PostgreSQL a
 // transaction that meets a row lock waits for it inside itself, and its deadline (DATABASE_TRANSACTION_TIMEOUT_MS,
 // 5 s) runs meanwhile: sixteen sandbox resets of one partner arriving together over several instances queued on the
 // partner's fixture row, one behind another, and the last ones answered 503. A body that would rather not wait

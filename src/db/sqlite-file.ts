@@ -35,13 +35,26 @@ export function openSqliteFile(path: string): SqliteFile {
 }
 
 /** `use` over `path` on a connection of its own, closed after whatever happens. */
-function onFile<T>(path: string, options: { readonly: true } | { readwrite: true; create: false }, use: (db: Database) => T): T {
+function onFile<T>(path: string, options: ({ readonly: true } | { readwrite: true; create: false }) & { strict?: true }, use: (db: Database) => T): T {
   const db = new Database(path, options);
   try {
     return use(db);
   } finally {
     db.close();
   }
+}
+
+/**
+ * `use` over the statements of the existing file at `path` (never created), read-write though a caller may only read:
+ * a read-only connection to a WAL file leaves its -wal and -shm files behind, while the last connection that can write
+ * removes them when it closes. It waits for other processes opening or closing the file (a WAL being recovered or
+ * removed) as the service's own connection does, instead of failing with SQLITE_BUSY. For the CLI's checks.
+ */
+export function onSqliteFile<T>(path: string, use: (q: SyncQueryable) => T): T {
+  return onFile(path, { readwrite: true, create: false, strict: true }, (db) => {
+    db.exec("PRAGMA busy_timeout = 5000");
+    return use(syncQueryable(db));
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import { versionWatch } from "./version-watch";
 /**
  * At most this many ledger rows per fold transaction; a longer backlog is folded in several, each begun in a turn of
  * the event loop of its own (the store's transactions are). A transaction runs on SQLite's one thread from its claim
- * to its last upsert: 50,000 rows held every request ~330 ms, 2,000 ~7 ms (issue 71).
+ * to its last upsert: 50,000 rows held every request ~330 ms, 2,000 ~7 ms.
  */
 export const FOLD_BATCH_ROWS = 2_000;
 /** At most this many batches per call: a larger backlog is left to the next run (the loop stays bounded). */

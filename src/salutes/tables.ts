@@ -23,8 +23,8 @@ export const salutesLedger = sqliteTable(
     // The ledger route without a filter: WHERE user_id = ? ORDER BY id (and its keyset, id < ? or id > ?).
     index("salutes_ledger_user_idx").on(t.userId, t.id),
     // The ledger route's filters: WHERE user_id = ? AND reason = ? ORDER BY id, and the same with source (ledgerPage).
-    // Without them a rare reason walked all of the user's entries, testing each (1.3 s for a heavy user at 10M rows,
-    // issue 72); with both filters the planner takes one index and tests the other column on its entries. Each costs
+    // Without them a rare reason walked all of the user's entries, testing each (1.3 s for a heavy user at 10M rows);
+    // with both filters the planner takes one index and tests the other column on its entries. Each costs
     // one more B-tree insert per credit or debit. partner and mode are left out: a user id names one owner already.
     index("salutes_ledger_user_reason_idx").on(t.userId, t.reason, t.id),
     index("salutes_ledger_user_source_idx").on(t.userId, t.source, t.id),

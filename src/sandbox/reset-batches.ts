@@ -11,7 +11,7 @@ import { RESET_DELETED } from "./model";
 import { lockFixtureRowOrHeld } from "./store";
 
 // The first phase of POST /api/partner/sandbox/reset (src/sandbox/reset.ts): the bulk of the partner's sandbox, in
-// bounded batches BEFORE the request's transaction (docs/storage-port.md "Bulk deletes: in batches", issue 71). A
+// bounded batches BEFORE the request's transaction (docs/storage-port.md "Bulk deletes: in batches"). A
 // sandbox grows without limit, and one transaction deleting all of it held SQLite's one thread, /healthz included,
 // for as long as it ran. Each owner deletes its own rows (the layering); this file only orders them.
 

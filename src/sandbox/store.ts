@@ -85,7 +85,7 @@ const EXCLUSIVE_ROW_LOCK: Record<Dialect, string> = { postgres: " FOR NO KEY UPD
 export const lockFixtureRow = (t: Queryable, partner: string) => fixtureRow(t, partner, EXCLUSIVE_ROW_LOCK[t.dialect]);
 
 /**
- * lockFixtureRow without waiting (issue 74, item 11): on PostgreSQL a row held elsewhere throws RowHeldElsewhere
+ * lockFixtureRow without waiting (src/db/row-held.ts): on PostgreSQL a row held elsewhere throws RowHeldElsewhere
  * rather than spend `t`'s deadline waiting; the reset waits outside any transaction and runs `t` again
  * (src/db/row-held.ts). With `wait` (the last run), and on SQLite, it is lockFixtureRow.
  */

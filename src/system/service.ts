@@ -25,7 +25,7 @@ const takesWrites = (ctx: AppContext) => ctx.store.tx(async () => {});
 
 /**
  * SQLite's "takes writes" within `ms`, on a connection of its own (sqliteTakesWriteLock says why: a /readyz of 5 s behind
- * a CLI command's lock, issue 74). A database in memory has no other connection: its empty transaction, same deadline.
+ * a CLI command's lock). A database in memory has no other connection: its empty transaction, same deadline.
  */
 async function sqliteWriteCheck(ctx: AppContext, ms: number): Promise<void> {
   if (ctx.config.dbPath === ":memory:") await answered(takesWrites(ctx), ms, "write check");

@@ -208,7 +208,7 @@ export type StateCounts = Array<{ status: DeliveryStatus; n: number }>;
 
 /**
  * Delivery counts of one owner or of all (operators), in statements whose cost is the backlog's and the window's,
- * never the history's (issue 72: a GROUP BY over every delivery took 1.2 s at 3M rows). One owner: webhook by
+ * never the history's (a GROUP BY over every delivery took 1.2 s at 3M rows). One owner: webhook by
  * webhook down deliveries_webhook_idx (webhook_id, status, updated_at) — a partner has a few webhooks. All: the open
  * states down deliveries_due_idx (status, …), the delivered down deliveries_settled_idx (its condition repeated, for
  * SQLite to use the partial index).

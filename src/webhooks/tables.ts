@@ -83,7 +83,7 @@ export const webhookDeliveries = sqliteTable(
     index("deliveries_settled_idx").on(t.status, t.updatedAt).where(sql`status IN ('succeeded', 'cancelled', 'dead_letter')`),
     // The partner's dead-letter summary (GET /api/partner/webhooks/dlq, deadLetterRows): WHERE partner = ? AND mode = ?
     // AND status = 'dead_letter' AND updated_at >= ?. Through deliveries_partner_idx it walked every delivery of the
-    // owner (418 ms at 10M rows, issue 72); only dead letters have an entry here, and SQLite uses it because the
+    // owner (418 ms at 10M rows); only dead letters have an entry here, and SQLite uses it because the
     // summary's statements repeat the condition.
     index("deliveries_dead_letter_idx").on(t.partner, t.mode, t.updatedAt).where(sql`status = 'dead_letter'`),
   ],

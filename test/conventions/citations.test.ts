@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { Glob } from "bun";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
@@ -50,5 +51,19 @@ describe("citations", () => {
     }
     expect(cited).toBeGreaterThan(40);
     expect(missing).toEqual([]);
+  });
+
+  // Comments say why, briefly, with the figure or the doc that shows it; an issue number says nothing to a reader.
+  test("no comment in src/ cites an issue number", () => {
+    const cites: string[] = [];
+    for (const file of new Glob("src/**/*.ts").scanSync(ROOT)) {
+      if (file.endsWith("client/api-types.ts")) continue; // generated
+      readFileSync(join(ROOT, file), "utf8")
+        .split("\n")
+        .forEach((line, i) => {
+          if (/\bissues? #?\d+\b|\(#\d+[,)]/i.test(line)) cites.push(`${file}:${i + 1}`);
+        });
+    }
+    expect(cites.sort()).toEqual([]);
   });
 });

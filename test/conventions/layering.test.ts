@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Glob } from "bun";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { checkLayering, type ReadAllowance } from "./layering-rules";
@@ -240,4 +241,17 @@ describe("the checker sees each violation (planted trees)", () => {
     const root = plant({ ...base, "../drizzle/0001_x.sql": "CREATE TABLE `gamma_rows` (id integer);\nCREATE TABLE `alpha_rows` (id integer);\n" });
     expect(checkLayering(root, { migrations: join(root, "../drizzle") }).unownedTables).toEqual(["gamma_rows (0001_x.sql)"]);
   });
+});
+
+// docs/design.md §8a: the engines are reached through the storage port, so no module outside src/db/ imports
+// bun:sqlite or Bun's SQL (the CLI's own SQLite checks: sqlite-file.ts; the read worker's connections: sqlite-worker.ts).
+test("no module outside src/db/ imports bun:sqlite or Bun's SQL", () => {
+  const offenders: string[] = [];
+  for (const file of new Glob("**/*.ts").scanSync(SRC)) {
+    if (file.startsWith("db/")) continue;
+    const text = readFileSync(join(SRC, file), "utf8");
+    if (/from\s+["']bun:sqlite["']|import\(\s*["']bun:sqlite["']\s*\)/.test(text)) offenders.push(`${file}: bun:sqlite`);
+    if (/import\s*\{[^}]*\bSQL\b[^}]*\}\s*from\s*["']bun["']|\bBun\.SQL\b/.test(text)) offenders.push(`${file}: Bun's SQL`);
+  }
+  expect(offenders.sort()).toEqual([]);
 });

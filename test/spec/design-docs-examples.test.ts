@@ -1,5 +1,5 @@
 // Design audit: the examples of docs/partner-users.md and docs/partner-auth.md (not marked `sh example`, so the
-// README examples test does not run them) sent as written to the real app, signed by hand (DESIGN §3).
+// README examples test does not run them) sent as written to the real app, signed by hand (docs/design.md §3).
 import { afterEach, expect, test } from "bun:test";
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { openTestApp, type TestApp } from "../support/app";

@@ -17,7 +17,7 @@ const storedResponses = async () =>
     (r) => r.response_body,
   );
 
-// DESIGN §3 "Secrets are stored encrypted (AES-256-GCM) under HERALD_MASTER_KEY; shown once at creation";
+// docs/design.md §3 "Secrets are stored encrypted (AES-256-GCM) under HERALD_MASTER_KEY; shown once at creation";
 // docs/operations.md "Restore": "Partner, webhook and status-subscriber secrets are stored AES-256-GCM-encrypted
 // under HERALD_MASTER_KEY … A backup is only usable together with its key".
 test("a webhook secret is never stored in plain text: not in the idempotency record of its creation (live, sandbox) or rotation", async () => {
@@ -47,7 +47,7 @@ test("a webhook secret is never stored in plain text: not in the idempotency rec
   expect([again.status, again.body.error, again.body.original_response?.webhook?.secret]).toEqual([409, "idempotency_replay", secret]);
 });
 
-// DESIGN §1 "Time comes from ctx.clock, randomness from ctx.rng (so tests and sandbox fixtures are deterministic)":
+// docs/design.md §1 "Time comes from ctx.clock, randomness from ctx.rng (so tests and sandbox fixtures are deterministic)":
 // /healthz's uptime_seconds reads the wall clock against a start time taken from ctx.clock.
 test("/healthz uptime_seconds is measured on ctx.clock", async () => {
   h = await openTestApp();
@@ -57,7 +57,7 @@ test("/healthz uptime_seconds is measured on ctx.clock", async () => {
   expect(r.body.uptime_seconds).toBe(120);
 });
 
-// DESIGN §2 "Success: { success: true, ...fields }. Failure: { success: false, error: "<error_code>", message,
+// docs/design.md §2 "Success: { success: true, ...fields }. Failure: { success: false, error: "<error_code>", message,
 // request_id }"; spec Common conventions: "A failed response is {success:false, error:<error_code string>}".
 test("/readyz answering 503 (draining after SIGTERM) is a failure envelope: success false and a catalog code", async () => {
   h = await openTestApp();
@@ -80,7 +80,7 @@ test("the audio-share health's 503 (its links table cannot be read) is a failure
   await h.ctx.store.run("ALTER TABLE audio_share_links_away RENAME TO audio_share_links", []);
 });
 
-// DESIGN §8 "Growth: … A request reads a summary kept as the data is written …, an index, or a bounded range —
+// docs/design.md §8 "Growth: … A request reads a summary kept as the data is written …, an index, or a bounded range —
 // never a scan of a table that grows". docs/audio-share.md caps links.total at 10,000 because "anyone may call this,
 // and counting every link would read them all"; links.active counted every unexpired link (195 ms at 1,000,000 on
 // this machine, on the event loop). Both are now counted up to the cap (test/db/guard-indexes.test.ts: the index).

@@ -1,4 +1,4 @@
-// Design audit: idempotency of mutations (/work/shared/DESIGN.md §4), on the engine HERALD_TEST_ENGINE names.
+// Design audit: idempotency of mutations (docs/design.md §4), on the engine HERALD_TEST_ENGINE names.
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { requestFingerprint } from "../../src/auth/idempotency";
@@ -16,7 +16,7 @@ const credit = (k: TestKey, uid: number, amount: number, idem: string | null, pa
   signedJson(h, k, "POST", path, { body: { user_id: String(uid), amount, reason: "r", source: "s" }, idempotencyKey: idem });
 const balance = async (k: TestKey, uid: number) => (await signedJson(h, k, "GET", `/api/salutes/balance?user_id=${uid}`)).body.balance as number;
 
-describe("DESIGN §4 idempotency table", () => {
+describe("docs/design.md §4 idempotency table", () => {
   // "same key, same fingerprint, first request completed | 409 idempotency_replay with original_status,
   // original_response, header Idempotent-Replayed: true; no second effect"
   test("same key, same body: 409 idempotency_replay with the original status and response and Idempotent-Replayed: true", async () => {
@@ -109,7 +109,7 @@ describe("DESIGN §4 idempotency table", () => {
   });
 
   // "two instances never both run the effect"; "same key while the first is still running | 409 idempotency_in_progress
-  // with Retry-After"; DESIGN §5 "Balance always equals the sum of the ledger"
+  // with Retry-After"; docs/design.md §5 "Balance always equals the sum of the ledger"
   test("eight concurrent identical credits under one key: one effect, the rest 409 replay or in_progress with Retry-After", async () => {
     h = await openTestApp();
     const k = await createKey(h);
@@ -129,7 +129,7 @@ describe("DESIGN §4 idempotency table", () => {
     expect(ledger.length).toBe(1);
   });
 
-  // The replay endpoint needs Idempotency-Key (spec Authentication); DESIGN §4 applies to every mutation.
+  // The replay endpoint needs Idempotency-Key (spec Authentication); docs/design.md §4 applies to every mutation.
   test("webhook creation and the events replay follow the same table", async () => {
     h = await openTestApp();
     const k = await createKey(h);
@@ -145,7 +145,7 @@ describe("DESIGN §4 idempotency table", () => {
   });
 });
 
-describe("DESIGN §3/§4 under concurrency (nonce and key claimed first)", () => {
+describe("docs/design.md §3/§4 under concurrency (nonce and key claimed first)", () => {
   // §3 "Nonce … single use per key"; §4 "The key is claimed first (INSERT … ON CONFLICT DO NOTHING)"
   test("six concurrent credits with one nonce: one effect; six with one key and different bodies: one effect, the rest 422", async () => {
     h = await openTestApp();
@@ -168,7 +168,7 @@ describe("DESIGN §3/§4 under concurrency (nonce and key claimed first)", () =>
   });
 });
 
-describe("DESIGN §4 claims of effects that wait on the network (IdempotencyStore.runAsync: sandbox reset)", () => {
+describe("docs/design.md §4 claims of effects that wait on the network (IdempotencyStore.runAsync: sandbox reset)", () => {
   // "same key while the first is still running | 409 idempotency_in_progress with Retry-After"; "the claim lapses if
   // the process dies". The claims are planted as a process would leave them (one running, one whose process died).
   test("a running claim answers 409 idempotency_in_progress with Retry-After; a lapsed one is taken over", async () => {

@@ -1,4 +1,4 @@
-// Design audit: money and points (/work/shared/DESIGN.md §5, §2 "Token amounts from the chain: decimal strings").
+// Design audit: money and points (docs/design.md §5, §2 "Token amounts from the chain: decimal strings").
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedInit, signedJson, type TestKey } from "../support/partner";
@@ -16,7 +16,7 @@ const move = (k: TestKey, uid: number, amount: unknown, path = "/api/salutes/cre
   signedJson(h, k, "POST", path, { body: { user_id: String(uid), amount, reason: "r", source: "s" } });
 const balance = async (k: TestKey, uid: number) => (await signedJson(h, k, "GET", `/api/salutes/balance?user_id=${uid}`)).body.balance as number;
 
-describe("DESIGN §5 salutes are exact", () => {
+describe("docs/design.md §5 salutes are exact", () => {
   // "stored as integers in minor units (SALUTES_DECIMALS, default 2), shown as JSON numbers"
   test("0.1 + 0.2 credited separately is a balance of exactly 0.3; amounts come back as JSON numbers", async () => {
     h = await openTestApp();

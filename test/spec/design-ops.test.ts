@@ -1,4 +1,4 @@
-// Design audit: persistence and operations (/work/shared/DESIGN.md §8) and the README's command-line claims.
+// Design audit: persistence and operations (docs/design.md §8) and the README's command-line claims.
 import { afterEach, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -54,7 +54,7 @@ test("the CLI: an unknown command and an unknown option exit 2; version exits 0 
 });
 
 // README step 4: "A start on a port in use stops at once with that reason, before creating anything."
-// DESIGN §8: "SIGTERM: stop accepting, finish in-flight requests, stop jobs, flush buffers, checkpoint WAL, exit 0."
+// docs/design.md §8: "SIGTERM: stop accepting, finish in-flight requests, stop jobs, flush buffers, checkpoint WAL, exit 0."
 test.skipIf(testEngine() === "postgres")(
   "herald serve: a port in use stops it before creating anything; SIGTERM exits 0",
   async () => {
@@ -79,7 +79,7 @@ test.skipIf(testEngine() === "postgres")(
   120_000,
 );
 
-// DESIGN §8 "SQLite: journal_mode=WAL, synchronous=NORMAL, busy_timeout=5000, foreign_keys=ON"
+// docs/design.md §8 "SQLite: journal_mode=WAL, synchronous=NORMAL, busy_timeout=5000, foreign_keys=ON"
 test.skipIf(testEngine() === "postgres")("the SQLite connection runs WAL, synchronous NORMAL, busy_timeout 5000, foreign keys on", async () => {
   h = await openTestApp();
   const pragma = async (name: string) => Object.values((await h!.ctx.store.get(`PRAGMA ${name}`, [])) as Record<string, unknown>)[0];
@@ -89,7 +89,7 @@ test.skipIf(testEngine() === "postgres")("the SQLite connection runs WAL, synchr
   expect(await pragma("foreign_keys")).toBe(1);
 });
 
-// README "Command line": "The CLI works on the same database file as a running server"; DESIGN §8 coordination
+// README "Command line": "The CLI works on the same database file as a running server"; docs/design.md §8 coordination
 // state in the database (a key made or disabled by the CLI is seen by the server, whose cache re-checks a version row).
 test.skipIf(testEngine() === "postgres")(
   "a key created and then disabled by `herald keys` on the server's file works, then is refused",

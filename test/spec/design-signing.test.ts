@@ -1,5 +1,5 @@
-// Design audit: partner request signing (/work/shared/DESIGN.md §3). Every signature here is built by hand from
-// DESIGN's text with node:crypto, never with Herald's own signing helper.
+// Design audit: partner request signing (docs/design.md §3). Every signature here is built by hand from
+// docs/design.md's text with node:crypto, never with Herald's own signing helper.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { openTestApp, type TestApp } from "../support/app";
@@ -11,7 +11,7 @@ afterEach(async () => {
   h = undefined as unknown as TestApp;
 });
 
-// DESIGN §3: canonical = METHOD "\n" REQUEST_TARGET "\n" TIMESTAMP "\n" NONCE "\n" hex(sha256(RAW_BODY))
+// docs/design.md §3: canonical = METHOD "\n" REQUEST_TARGET "\n" TIMESTAMP "\n" NONCE "\n" hex(sha256(RAW_BODY))
 const canonical = (method: string, target: string, ts: string, nonce: string, body: string) =>
   `${method}\n${target}\n${ts}\n${nonce}\n${createHash("sha256").update(body).digest("hex")}`;
 const hmac = (secret: string, text: string) => createHmac("sha256", secret).update(text).digest("hex");
@@ -59,9 +59,9 @@ const newUser = async (k: TestKey, ext: string) =>
   (await send(k, { method: "POST", target: "/api/partner/users", body: JSON.stringify({ external_id: ext, username: `u${ext}`, display_name: "U" }) })).body
     .user.id as number;
 
-describe("DESIGN §3 test vectors", () => {
-  // DESIGN §3 table: both rows and the outgoing webhook vector, reproduced from the text alone.
-  test("the canonical string as written reproduces DESIGN's three published signatures", () => {
+describe("docs/design.md §3 test vectors", () => {
+  // docs/design.md §3 table: both rows and the outgoing webhook vector, reproduced from the text alone.
+  test("the canonical string as written reproduces docs/design.md's three published signatures", () => {
     const secret = "hsk_test_secret_0123456789abcdef";
     const body = '{"user_id":"42","amount":12.5,"reason":"quest","source":"partner-app"}';
     expect(createHash("sha256").update(body).digest("hex")).toMatch(/^340fda32.*0472c5$/);
@@ -75,8 +75,8 @@ describe("DESIGN §3 test vectors", () => {
     expect(hmac("whsec_test_0123456789", `1767225600.${wh}`)).toBe("63bbdaa4257d74150db2b2fd269934b1d09d24f4e4b7b4376bd9afcf17c97d81");
   });
 
-  // DESIGN §3 outgoing webhook vector, §6: the service's own verifier agrees with it.
-  test("POST /api/partner/webhooks/signature/verify accepts DESIGN's webhook vector and refuses a one-byte change", async () => {
+  // docs/design.md §3 outgoing webhook vector, §6: the service's own verifier agrees with it.
+  test("POST /api/partner/webhooks/signature/verify accepts docs/design.md's webhook vector and refuses a one-byte change", async () => {
     h = await openTestApp();
     const k = await createKey(h);
     const payload = '{"event_id":"evt_01","event_type":"salutes.credit","data":{"user_id":"42","delta":12.5}}';
@@ -95,7 +95,7 @@ describe("DESIGN §3 test vectors", () => {
   });
 });
 
-describe("DESIGN §3 canonical string against the live guard", () => {
+describe("docs/design.md §3 canonical string against the live guard", () => {
   // "METHOD upper case; REQUEST_TARGET the path and raw query exactly as sent"
   test("a GET signed by hand over path + raw query is accepted; the same query signed in another order is 401", async () => {
     h = await openTestApp();
@@ -244,7 +244,7 @@ describe("DESIGN §3 canonical string against the live guard", () => {
   });
 });
 
-describe("DESIGN §3 REQUEST_TARGET over a real socket", () => {
+describe("docs/design.md §3 REQUEST_TARGET over a real socket", () => {
   // "REQUEST_TARGET the path and raw query exactly as sent": bytes a client may send unencoded in a query
   // (quote, pipe, braces, caret, backtick), signed as they are on the wire.
   test("a query sent with characters a URL parser would re-encode verifies against the target as sent", async () => {

@@ -1,4 +1,4 @@
-// Design audit: one partner never reaches another's rows, on every signed route that names a row (DESIGN §7
+// Design audit: one partner never reaches another's rows, on every signed route that names a row (docs/design.md §7
 // "Sandbox keys see only sandbox state"; brief: "a tenant seeing another's data"), and a donation claim is
 // redeemed once under concurrency (docs/donations.md "exactly once … however many arrive at the same moment").
 import { afterEach, expect, test } from "bun:test";

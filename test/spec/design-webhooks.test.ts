@@ -1,4 +1,4 @@
-// Design audit: events and webhooks (/work/shared/DESIGN.md §6), delivered to a real receiver on 127.0.0.1.
+// Design audit: events and webhooks (docs/design.md §6), delivered to a real receiver on 127.0.0.1.
 import { afterEach, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { openTestApp, type TestApp } from "../support/app";

@@ -1,4 +1,4 @@
-// Design audit: wire conventions (/work/shared/DESIGN.md §2) on routes of each audience.
+// Design audit: wire conventions (docs/design.md §2) on routes of each audience.
 import { afterEach, describe, expect, test } from "bun:test";
 import { openTestApp, type TestApp } from "../support/app";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
@@ -12,7 +12,7 @@ afterEach(async () => {
 const newUser = async (k: TestKey, ext: string) =>
   (await signedJson(h, k, "POST", "/api/partner/users", { body: { external_id: ext, username: `u${ext}`, display_name: "U" } })).body.user.id as number;
 
-describe("DESIGN §2 request ids and the error body", () => {
+describe("docs/design.md §2 request ids and the error body", () => {
   // "Failure: { success: false, error, message, request_id }"; "Every response carries X-Request-ID (the client's
   // value if it sent a sane one, else generated)"
   test("a sane client X-Request-ID is echoed on successes and on refusals of each stage; an insane one is replaced", async () => {
@@ -74,7 +74,7 @@ describe("DESIGN §2 request ids and the error body", () => {
   });
 });
 
-describe("DESIGN §2 lists", () => {
+describe("docs/design.md §2 lists", () => {
   // "cursor (opaque, base64url, stable under inserts)"; "pagination {has_more, next_offset, next_cursor}"
   test("a users cursor is base64url and the next page neither repeats nor skips a row when rows are inserted between pages", async () => {
     h = await openTestApp();
@@ -114,7 +114,7 @@ describe("DESIGN §2 lists", () => {
   });
 });
 
-describe("DESIGN §2 conditional GET and the body guardrail", () => {
+describe("docs/design.md §2 conditional GET and the body guardrail", () => {
   // "Conditional GET where the spec names it: strong ETag over the body bytes, Last-Modified, 304 on match"
   test.each(["/admin/ops/preflight-guards/delta.summary.json", "/admin/ops/digest/resolved-verification.json"])(
     "%s: strong ETag, Last-Modified, Cache-Control, 304 on If-None-Match and If-Modified-Since, 200 on a stale tag",
@@ -149,7 +149,7 @@ describe("DESIGN §2 conditional GET and the body guardrail", () => {
   });
 });
 
-describe("DESIGN §2 rate limits: defaults per group", () => {
+describe("docs/design.md §2 rate limits: defaults per group", () => {
   // "RATE_LIMIT_PUBLIC_API_PER_MIN=90 per IP …, RATE_LIMIT_WEBHOOK_PER_MIN=120 per key for /api/partner/webhooks* and
   // /webhook-events*, PARTNER_SANDBOX_RATE_LIMIT_PER_MINUTE=30 per sandbox key, … RATE_LIMIT_PARTNER_PER_MIN … default
   // 6000 per key"; "headers X-RateLimit-Limit/Remaining/Reset on every limited response"

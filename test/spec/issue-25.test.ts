@@ -4,6 +4,9 @@
 // test/binary/parity.test.ts compares status and code only; this reads the envelope's words too. Run it against the
 // binary with HERALD_TEST_TARGET=dist/herald (in process by default).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Glob } from "bun";
+import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
 import { baselineFor } from "../support/fuzz-baseline";
 import { operationsOf } from "../support/fuzz-operations";
 import { createFuzzTarget } from "../support/fuzz-target";
@@ -75,3 +78,27 @@ test(`every bounded numeric query parameter given 1e308: 400 invalid_query namin
     await t.close();
   }
 }, 300_000);
+
+// Issue 25: "Herald's users run dist/herald (README step 4, the Dockerfile, fly.toml)". The Dockerfile's build stage
+// copied only package*.json, tsconfig.json, src, drizzle and sdk ("only what the build reads"), but the build also
+// embeds files under docs/ (src/developers/portal-pages.ts imports docs/*.md as text, src/http/openapi/samples.ts
+// docs/python/herald_sign.py, portal-downloads.ts docs/examples/webhook-receiver.ts through a macro): `npm run build`
+// in a folder holding just those copies fails with 'Could not resolve: "../../docs/sdk.md"' and ten more. It copies docs/ now.
+const ROOT = join(import.meta.dir, "../..");
+test("issue 25: the Dockerfile's build stage copies every repository folder the build embeds files from", () => {
+  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+  const buildStage = dockerfile.split(/^FROM /m)[1] ?? "";
+  const copied = new Set(
+    [...buildStage.matchAll(/^COPY\s+(?!--from)(.+?)\s+\S+\s*$/gm)].flatMap((m) => m[1]!.split(/\s+/)).map((p) => p.replace(/^\.\//, "").split("/")[0]!),
+  );
+  const needed = new Set<string>();
+  for (const file of new Glob("src/**/*.ts").scanSync(ROOT)) {
+    const text = readFileSync(join(ROOT, file), "utf8");
+    for (const m of text.matchAll(/from\s+"((?:\.\.\/)+[^"]+)"\s+with\s+\{\s*type:\s*"(?:text|file)"/g)) {
+      const top = join(dirname(file), m[1]!).split("/")[0]!;
+      if (top !== "node_modules") needed.add(top);
+    }
+    for (const m of text.matchAll(/repositoryText\("([^"]+)"\)/g)) needed.add(m[1]!.split("/")[0]!);
+  }
+  expect([...needed].filter((top) => !copied.has(top)).sort()).toEqual([]);
+});

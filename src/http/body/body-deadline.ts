@@ -87,7 +87,7 @@ export class BodyReads {
 
   /**
    * The whole body of `request`, at most `maxBytes` (else 413), within the deadline (else 408). Every byte is counted
-   * as it arrives, so a 408 says how much had (issue 74: `request.bytes()` counted nothing until all was there).
+   * as it arrives, so a 408 says how much had (`request.bytes()` counted nothing until all was there).
    */
   async read(request: Request): Promise<Uint8Array> {
     const body = request.body;

@@ -2,7 +2,7 @@ import type { OpenApiDocument } from "./components";
 import { type OperationView, subsetOf } from "./subset";
 
 // The API reference at /api/docs shows one audience at a time: Scalar draws every operation of its document, and the
-// whole one (~280 paths) took 19 s to show anything and 76–92 s to finish (issue 74). Each audience's document,
+// whole one (~280 paths) took 19 s to show anything and 76–92 s to finish. Each audience's document,
 // /api/openapi/<slug>.json, is cut from the whole one, so together they hold every operation exactly once.
 // An operation goes by its credentials, then its tags (PRECEDENCE): anything an operator calls (tagged admin, or
 // taking the operator token) to the operators, the mini-app's to the mini-app, the signed routes to the partners,

@@ -1,6 +1,6 @@
 // Latency histograms with fixed, log-spaced buckets, as Prometheus histograms keep them: the request log's hourly
 // summaries (summary.ts) count each request in one bucket, and percentiles are read from the buckets' sums over a
-// window — a read of a few summary rows, the same at 10M requests as at 10k (issue 72), where sorting the window's
+// window — a read of a few summary rows, the same at 10M requests as at 10k, where sorting the window's
 // raw latencies cost seconds.
 //
 // Four buckets per doubling, from 16 µs to 2^22 × 16 µs ≈ 67 s: bucket 0 holds [0, 16 µs], bucket i (1…88) holds

@@ -7,7 +7,7 @@ import { type RouteSummary, routeSummaries } from "./summary";
 
 // Request counts and latency percentiles from the request log's hourly summaries (summary.ts), for partner usage and
 // status (one key) and the public latency figures (every request). Percentiles come from the histogram buckets
-// (histogram.ts), never averages, which hide the slow tail; a window costs its hours × routes summary rows (issue 72).
+// (histogram.ts), never averages, which hide the slow tail; a window costs its hours × routes summary rows.
 
 /** The largest relative error of a percentile, in percent with 2 decimals (9.05), as the answers state it. */
 export const PERCENTILE_ERROR_PCT = Math.round(MAX_RELATIVE_ERROR * 10_000) / 100;

@@ -85,9 +85,12 @@ export function digestPageRoutes(ctx: AppContext, guards: Guards) {
     query: {
       hours: intQuery({ minimum: 1, maximum: 168, defaultValue: DIGEST_DEFAULTS.hours, description: "the window: this many UTC hours ending now" }),
       baseline_mode: t.Optional(
-        t.Union([t.Literal("rolling_24h"), t.Literal("same_hour_yesterday"), t.Literal("same_weekday_hour_4w")], {
-          description: "how the baseline of an hour is taken",
-        }),
+        t.Union(
+          BASELINE_MODES.map((m) => t.Literal(m)),
+          {
+            description: "how the baseline of an hour is taken",
+          },
+        ),
       ),
     },
     done: { field: "rule", pattern: /^\d{1,12}$/, says: { added: (id) => `Rule #${id} added.`, ended: (id) => `Rule #${id} ended now.` } },
