@@ -33,9 +33,12 @@ export interface OperatorRequest {
  *   403 to others"; a script has no use for a form).
  * api: a JSON route; without credentials → 403; with the cookie on anything but GET, X-CSRF-Token is required.
  * form: a form POST; without credentials → 303 to the sign-in page for a browser, 403 otherwise, as a page; with
- *   the cookie, the form's csrf_token.
+ *   the cookie, the form's csrf_token. As a RefusingPage with `form: true`, a body the schema refuses is the page again
+ *   for a browser, as a page's refused query is.
  */
 export type OperatorMode = "page" | "api" | "form" | RefusingPage;
+
+const isForm = (mode: OperatorMode) => mode === "form" || (typeof mode === "object" && mode.form === true);
 
 /**
  * A page (as "page") that answers a browser's refused query parameter (400 invalid_query: out of range, not a
@@ -44,6 +47,8 @@ export type OperatorMode = "page" | "api" | "form" | RefusingPage;
  */
 export interface RefusingPage {
   refuse: (operator: OperatorRequest) => (status: number, message: string) => Response | Promise<Response>;
+  /** A form's POST: its refused body (400 invalid_payload) is the page again; no `next` back to a POST path. */
+  form?: true;
 }
 
 /** Only our own operator paths may be a `next` target: a relative /admin/ path, nothing that leaves the origin. */
@@ -105,7 +110,7 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
     state.pageRefusal = async (error) => {
       if (who) return page.refuse(who)(error.status, error.message);
       const url = new URL(request.url);
-      return redirect(signInLocation(safeNext(url.pathname + url.search)));
+      return redirect(signInLocation(page.form ? null : safeNext(url.pathname + url.search)));
     };
   }
 
@@ -152,9 +157,9 @@ export function adminSessionAuth(ctx: AppContext, states: RequestStates, admin: 
           const who = resolved.get(request);
           if (!who) {
             const url = new URL(request.url);
-            return redirect(signInLocation(mode !== "form" ? safeNext(url.pathname + url.search) : null));
+            return redirect(signInLocation(isForm(mode) ? null : safeNext(url.pathname + url.search)));
           }
-          if (who.session && mode === "form") {
+          if (who.session && isForm(mode)) {
             const token = (body as { csrf_token?: unknown } | undefined)?.csrf_token;
             if (!sessions.csrfMatches(who.session, typeof token === "string" ? token : null)) throw csrfRefused();
           }

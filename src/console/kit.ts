@@ -215,7 +215,11 @@ export function consoleRoute<Q extends TProperties = Record<never, never>, P ext
         }
       },
       {
-        operator: "form",
+        // A body the schema refuses (a hand-made post: the form's inputs carry its bounds): the page again for a browser.
+        operator: {
+          form: true,
+          refuse: (op: OperatorRequest) => (status: number, error: string) => refuse(op)(status, `${f.unchanged ?? "Nothing was changed"}: ${error}`),
+        },
         params: f.params ? t.Object(f.params) : undefined,
         body: t.Object({ ...csrfField, ...f.body }, { additionalProperties: false }),
         detail: formDoc(f, spec.tags),

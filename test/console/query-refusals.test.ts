@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { afterResponses, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
-import { BROWSER_ACCEPT, errorLineOf, headingOf, signedInCookie } from "../support/console";
+import { BROWSER_ACCEPT, csrfOf, errorLineOf, formPost, headingOf, signedInCookie } from "../support/console";
 import { createAdminToken } from "../support/partner";
 import { openMessengerApp } from "../messenger/support";
 
@@ -173,4 +173,27 @@ describe.each([
     const script = await h.json(c.path, { headers: { authorization: `Bearer ${token}` } });
     expect([script.status, script.body.error]).toEqual([c.status, c.code]);
   });
+});
+
+// A form's body the schema refuses (a hand-made post: the form's inputs carry its bounds, so a browser cannot send
+// it): the page again with the message for a browser, as a refused query is; the JSON envelope for a script; nothing
+// changed. Here a suppression rule without its required reason, and one whose reason is over its 500 characters.
+test("a console form's refused body: the page with the message for a browser, the envelope for a script", async () => {
+  const page = await h.request("/admin/console/403-digest", { headers: { cookie, accept: BROWSER_ACCEPT } });
+  const csrf = csrfOf(await page.text());
+  const bodies: Record<string, string>[] = [
+    { csrf_token: csrf, expires_in_days: "7" },
+    { csrf_token: csrf, reason: "r".repeat(501), expires_in_days: "7" },
+  ];
+  for (const fields of bodies) {
+    const res = await formPost(h, "/admin/console/403-digest/rules", cookie, fields);
+    const html = await res.text();
+    expect([res.status, res.headers.get("content-type"), headingOf(html)]).toEqual([400, "text/html; charset=utf-8", "403 digest"]);
+    expect(errorLineOf(html)).toStartWith("Nothing was");
+    expect(errorLineOf(html)).toContain("reason");
+    const script = await formPost(h, "/admin/console/403-digest/rules", cookie, fields, "application/json");
+    expect([script.status, ((await script.json()) as { error: string }).error]).toEqual([400, "invalid_payload"]);
+  }
+  const rules = await h.ctx.store.get<{ n: number }>("SELECT count(*) AS n FROM ops_403_suppressions", []);
+  expect(Number(rules!.n)).toBe(0);
 });

@@ -118,14 +118,15 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
 
   /**
    * The answer to anything thrown while serving a request: a catalog error in the JSON envelope — or, for a browser
-   * on a console page, a query parameter the page refuses shown as the page again with the message (400), never a
-   * JSON answer in a browser tab (RequestState.pageRefusal). A page that cannot be drawn falls back to the envelope.
+   * on a console page, a query parameter the page refuses (or a form's body) shown as the page again with the message
+   * (400), never a JSON answer in a browser tab (RequestState.pageRefusal). A page that cannot be drawn falls back to
+   * the envelope.
    */
   const refusal = (hook: ErrorHookContext): Response | Promise<Response> => {
     const state = states.get(hook.request);
     const error = problemOf(hook, state);
     const page = state?.pageRefusal;
-    if (!page || error.code !== "invalid_query") return errorResponse(error, state);
+    if (!page || (error.code !== "invalid_query" && error.code !== "invalid_payload")) return errorResponse(error, state);
     refused(state, error);
     return page(error).catch((cause: unknown) => {
       ctx.log.warn("console page could not show its refusal", { request_id: state.id, path: hook.path, ...errorFields(cause) });
