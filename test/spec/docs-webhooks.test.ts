@@ -168,7 +168,7 @@ describe("docs/webhooks.md", () => {
     const ts = got.headers["x-webhook-timestamp"];
     expect(got.headers["x-webhook-signature"]).toBe(createHmac("sha256", r2.body.webhook.secret).update(`${ts}.${got.rawBody}`).digest("hex"));
     expect(got.headers["x-webhook-signature-previous"]).toBe(createHmac("sha256", w2.secret).update(`${ts}.${got.rawBody}`).digest("hex"));
-    expect(got.headers["webhook-signature"].split(" ").length).toBe(2);
+    expect(got.headers["webhook-signature"]!.split(" ").length).toBe(2);
     const z = await signedJson(h, k, "POST", `/api/partner/webhooks/${w.id}/rotate-secret`, { body: { overlap_hours: 0 } });
     expect(z.status).toBe(200);
   });
