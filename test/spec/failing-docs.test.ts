@@ -11,7 +11,7 @@ afterEach(async () => {
 });
 
 describe("docs/http-conventions.md", () => {
-  // docs/http-conventions.md:118-121 ("A route's own checks after the schema's … answer in the same shape:
+  // docs/http-conventions.md:90-93 ("A route's own checks after the schema's … answer in the same shape:
   // invalid_query, details: [{ field, problem }], message `Invalid request parameters: query.…`") and
   // docs/messenger-admin-analytics.md:17-18 ("Both at once is 400 invalid_query naming query.days and query.preset").
   test("messenger admin windows: days together with preset answers details naming both parameters", async () => {
