@@ -36,7 +36,14 @@ describe("docs/messenger-admin-analytics.md", () => {
       if (path.startsWith("/games/")) expect(r.body.window.until).toBe("2026-03-11T00:00:00.000Z");
     }
     const w = (await h.json(`${A}/games/overview?preset=last_month`, { headers: auth })).body.window;
-    expect(w).toMatchObject({ from: "2026-02-01", to: "2026-02-28", days: 28, label: "last_month", since: "2026-02-01T00:00:00.000Z", until: "2026-03-01T00:00:00.000Z" });
+    expect(w).toMatchObject({
+      from: "2026-02-01",
+      to: "2026-02-28",
+      days: 28,
+      label: "last_month",
+      since: "2026-02-01T00:00:00.000Z",
+      until: "2026-03-01T00:00:00.000Z",
+    });
     const wk = (await h.json(`${A}/games/overview?preset=this_week`, { headers: auth })).body.window;
     expect([wk.from, wk.to]).toEqual(["2026-03-09", "2026-03-10"]);
     const both = await h.json(`${A}/games/overview?days=7&preset=today`, { headers: auth });
@@ -105,7 +112,15 @@ describe("docs/messenger-admin-missions.md", () => {
   // docs/messenger-admin-missions.md:84-300 — list defaults, PATCH with revisions, deactivate/activate idempotent
   test("missions list, PATCH revisions, deactivate and activate", async () => {
     const auth = await admin();
-    const m = { mission_key: "spin-5", title: "Spin five times", event_type: "spin_wheel.play", target: 5, reward: { points: 100, missiles: 2 }, daily_cap: 4, per_minute_cap: 2 };
+    const m = {
+      mission_key: "spin-5",
+      title: "Spin five times",
+      event_type: "spin_wheel.play",
+      target: 5,
+      reward: { points: 100, missiles: 2 },
+      daily_cap: 4,
+      per_minute_cap: 2,
+    };
     await h.json(`${A}/missions`, jsonInit("POST", m, auth));
     const l = await h.json(`${A}/missions`, { headers: auth });
     expect(l.body).toMatchObject({ count: 1, total: 1, query: { limit: 50, offset: 0, cursor: null } });

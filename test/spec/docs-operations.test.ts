@@ -24,7 +24,13 @@ describe("docs/operations.md", () => {
     expect(st.body.running).toBeNull();
     expect(st.body.last).toMatchObject({ outcome: "ok", name: r.body.backup.name, error: null });
     const l = await h.json("/admin/backups?limit=10", { headers: auth });
-    expect(l.body).toMatchObject({ count: 1, total: 1, keep: 7, query: { limit: 10, offset: 0 }, pagination: { has_more: false, next_offset: null, next_cursor: null } });
+    expect(l.body).toMatchObject({
+      count: 1,
+      total: 1,
+      keep: 7,
+      query: { limit: 10, offset: 0 },
+      pagination: { has_more: false, next_offset: null, next_cursor: null },
+    });
     expect(l.body.backups[0]).toMatchObject({ name: r.body.backup.name, size_bytes: r.body.backup.size_bytes, sha256: r.body.backup.sha256, integrity: "ok" });
     expect((await h.json("/admin/backups", { headers: auth })).body.query.limit).toBe(50);
     expect((await h.json("/admin/backups?limit=201", { headers: auth })).status).toBe(400);

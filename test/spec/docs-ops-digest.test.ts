@@ -21,8 +21,34 @@ describe("docs/ops-digest.md", () => {
     const r = await h.request("/admin/ops/403-digest/export.json?hours=3&group_limit=1", { headers: auth });
     expect(r.status).toBe(200);
     const b = (await r.json()) as any;
-    expect(b.params).toEqual({ hours: 3, baseline_mode: "rolling_24h", new_path_lookback_days: 14, spike_consecutive_hours: 2, spike_ratio: 3, spike_min_count: 10, new_min_count: 3, group_limit: 1 });
-    expect(b.columns).toEqual(["section", "hour", "dimension", "value", "kind", "first_hour", "last_hour", "hours", "requests", "forbidden", "suppressed", "observed", "baseline", "ratio", "rule_id", "why"]);
+    expect(b.params).toEqual({
+      hours: 3,
+      baseline_mode: "rolling_24h",
+      new_path_lookback_days: 14,
+      spike_consecutive_hours: 2,
+      spike_ratio: 3,
+      spike_min_count: 10,
+      new_min_count: 3,
+      group_limit: 1,
+    });
+    expect(b.columns).toEqual([
+      "section",
+      "hour",
+      "dimension",
+      "value",
+      "kind",
+      "first_hour",
+      "last_hour",
+      "hours",
+      "requests",
+      "forbidden",
+      "suppressed",
+      "observed",
+      "baseline",
+      "ratio",
+      "rule_id",
+      "why",
+    ]);
     expect(b.count).toBe(b.rows.length);
     expect(b.rows.filter((x: any) => x.section === "hour").map((x: any) => x.hour)).toEqual(["2026-02-01T10", "2026-02-01T11", "2026-02-01T12"]);
     expect(r.headers.get("content-disposition")).toBe('attachment; filename="403-digest-2026-02-01T10-2026-02-01T12.json"');
@@ -53,11 +79,23 @@ describe("docs/ops-digest.md", () => {
   // docs/ops-digest.md:225-262 — suppressions: create 201, prefix normalised, list echo, bounds, revoke 404/409
   test("suppression rules", async () => {
     const auth = await admin();
-    const body = { client_prefix: "203.0.113.7/24", reason: "Quarterly pen test by Acme Security, ticket OPS-112", owner: "secops@example.com", expires_at: "2026-02-08T00:00:00Z" };
+    const body = {
+      client_prefix: "203.0.113.7/24",
+      reason: "Quarterly pen test by Acme Security, ticket OPS-112",
+      owner: "secops@example.com",
+      expires_at: "2026-02-08T00:00:00Z",
+    };
     const c = await h.json("/admin/ops/403-digest/suppressions", jsonInit("POST", body, auth));
     expect(c.status).toBe(201);
     const rule = c.body.rule;
-    expect(rule).toMatchObject({ client_prefix: "203.0.113.0/24", path_pattern: null, partner_key_id: null, expires_at: "2026-02-08T00:00:00.000Z", revoked_at: null, state: "active" });
+    expect(rule).toMatchObject({
+      client_prefix: "203.0.113.0/24",
+      path_pattern: null,
+      partner_key_id: null,
+      expires_at: "2026-02-08T00:00:00.000Z",
+      revoked_at: null,
+      state: "active",
+    });
     const l = await h.json("/admin/ops/403-digest/suppressions?state=active", { headers: auth });
     expect(l.body.query).toEqual({ limit: 50, offset: 0, cursor: null, state: "active" });
     expect(l.body.count).toBe(1);

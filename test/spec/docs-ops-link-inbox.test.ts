@@ -17,7 +17,9 @@ describe("docs/ops-link-inbox.md", () => {
   test("events export options", async () => {
     h = await openTestApp();
     const auth = { authorization: `Bearer ${await createAdminToken(h, "alice")}` };
-    const r = await h.json(`${E}/export.json?event=incident.opened,incident.resolved&status_code_family=5xx&fields=at,event,target,status_code&limit=2`, { headers: auth });
+    const r = await h.json(`${E}/export.json?event=incident.opened,incident.resolved&status_code_family=5xx&fields=at,event,target,status_code&limit=2`, {
+      headers: auth,
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ total: 0, count: 0, truncated: false, fields: ["at", "event", "target", "status_code"], events: [] });
     expect(r.body.query).toEqual({

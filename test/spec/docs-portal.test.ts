@@ -79,7 +79,17 @@ describe("docs/api-reference.md", () => {
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(page.headers.get("vary")?.toLowerCase()).toContain("accept");
     expect((await h.json("/?include_meta=1")).body.meta).toBeDefined();
-    for (const p of ["/api/openapi.json", "/api/openapi.yaml", "/api/openapi/partners.json", "/api/openapi/public.json", "/api/openapi/mini-app.json", "/api/openapi/operators.json", "/api/openapi-transparency.yaml", "/api/docs", "/api/docs/swagger"]) {
+    for (const p of [
+      "/api/openapi.json",
+      "/api/openapi.yaml",
+      "/api/openapi/partners.json",
+      "/api/openapi/public.json",
+      "/api/openapi/mini-app.json",
+      "/api/openapi/operators.json",
+      "/api/openapi-transparency.yaml",
+      "/api/docs",
+      "/api/docs/swagger",
+    ]) {
       const r = await h.request(p);
       expect([p, r.status]).toEqual([p, 200]);
     }

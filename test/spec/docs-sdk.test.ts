@@ -58,7 +58,10 @@ describe("docs/sdk.md", () => {
       sleep: async () => {},
     });
     const { user } = await herald.api.createUser({ body: { external_id: "u-42", username: "ada_lovelace" } });
-    const c = await herald.api.salutesCredit({ body: { user_id: String(user.id), amount: 12.5, reason: "quest", source: "app" }, idempotencyKey: "credit-u-42-quest-7" });
+    const c = await herald.api.salutesCredit({
+      body: { user_id: String(user.id), amount: 12.5, reason: "quest", source: "app" },
+      idempotencyKey: "credit-u-42-quest-7",
+    });
     expect(c.balance).toBe(12.5);
     const page = await herald.api.salutesLedger({ query: { user_id: String(user.id), limit: 50 } });
     expect(page.ledger.length).toBe(1);
@@ -82,7 +85,65 @@ describe("docs/sdk.md", () => {
     expect(dup).toBeInstanceOf(HeraldApiError);
     expect((dup as HeraldApiError).code).toBe("external_id_taken");
     // docs/sdk.md:126-134 — every method of the table is an operation of the package
-    for (const n of ["capabilities", "errorCatalog", "partnerStatus", "usageAnalytics", "createUser", "listUsers", "lookupUser", "getUser", "updateUser", "addUserWallet", "walletVerification", "salutesBalance", "salutesCredit", "salutesDebit", "salutesLedger", "salutesConversionPolicy", "salutesConvert", "createDonationClaim", "getDonationClaim", "redeemDonationClaim", "tokenStatus", "walletInfo", "webhookEventTypes", "listWebhooks", "createWebhook", "deleteWebhook", "testWebhook", "rotateWebhookSecret", "recoverWebhook", "webhookDeadLetters", "checkWebhookSignature", "listWebhookEvents", "replayWebhookEvents", "sandboxVerify", "sandboxTokenStatus", "sandboxPromotionReport", "sandboxReset", "sandboxCreateDonationClaim", "sandboxListUsers", "sandboxCreateUser", "sandboxGetUser", "sandboxUpdateUser", "sandboxAddUserWallet", "sandboxSalutesBalance", "sandboxSalutesCredit", "sandboxSalutesDebit", "sandboxSalutesLedger", "sandboxListWebhooks", "sandboxCreateWebhook", "sandboxDeleteWebhook", "sandboxTestWebhook", "sandboxListWebhookEvents", "sandboxReplayWebhookEvents", "sandboxWebhookScenarios", "sandboxWebhookSimulatorInfo", "sandboxRunWebhookSimulator"]) expect(Object.keys(OPERATIONS)).toContain(n);
+    for (const n of [
+      "capabilities",
+      "errorCatalog",
+      "partnerStatus",
+      "usageAnalytics",
+      "createUser",
+      "listUsers",
+      "lookupUser",
+      "getUser",
+      "updateUser",
+      "addUserWallet",
+      "walletVerification",
+      "salutesBalance",
+      "salutesCredit",
+      "salutesDebit",
+      "salutesLedger",
+      "salutesConversionPolicy",
+      "salutesConvert",
+      "createDonationClaim",
+      "getDonationClaim",
+      "redeemDonationClaim",
+      "tokenStatus",
+      "walletInfo",
+      "webhookEventTypes",
+      "listWebhooks",
+      "createWebhook",
+      "deleteWebhook",
+      "testWebhook",
+      "rotateWebhookSecret",
+      "recoverWebhook",
+      "webhookDeadLetters",
+      "checkWebhookSignature",
+      "listWebhookEvents",
+      "replayWebhookEvents",
+      "sandboxVerify",
+      "sandboxTokenStatus",
+      "sandboxPromotionReport",
+      "sandboxReset",
+      "sandboxCreateDonationClaim",
+      "sandboxListUsers",
+      "sandboxCreateUser",
+      "sandboxGetUser",
+      "sandboxUpdateUser",
+      "sandboxAddUserWallet",
+      "sandboxSalutesBalance",
+      "sandboxSalutesCredit",
+      "sandboxSalutesDebit",
+      "sandboxSalutesLedger",
+      "sandboxListWebhooks",
+      "sandboxCreateWebhook",
+      "sandboxDeleteWebhook",
+      "sandboxTestWebhook",
+      "sandboxListWebhookEvents",
+      "sandboxReplayWebhookEvents",
+      "sandboxWebhookScenarios",
+      "sandboxWebhookSimulatorInfo",
+      "sandboxRunWebhookSimulator",
+    ])
+      expect(Object.keys(OPERATIONS)).toContain(n);
   });
 
   // docs/sdk.md:147-160 and docs/webhooks.md:118-122 — verifyWebhook with the documented vectors
