@@ -3,6 +3,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { TestApp } from "../support/app";
 import { createAdminToken } from "../support/partner";
 import { openMessengerApp } from "../messenger/support";
+import { openTestApp } from "../support/app";
 
 let h: TestApp;
 afterEach(async () => {
@@ -23,5 +24,17 @@ describe("docs/http-conventions.md", () => {
       expect([path, (r.body.details ?? []).map((d: { field: string }) => d.field).sort()]).toEqual([path, ["query.days", "query.preset"]]);
       expect(r.body.message).toStartWith("Invalid request parameters: ");
     }
+  });
+});
+
+describe("docs/http-conventions.md (Metrics)", () => {
+  // docs/http-conventions.md:349 — "`herald_db_round_trips_total`, `herald_db_statements_total` | PostgreSQL only
+  // (0 on SQLite)": the two counters are to be published at 0 on SQLite, so a rule or panel over them has a series.
+  test("/metrics on SQLite publishes herald_db_round_trips_total and herald_db_statements_total at 0", async () => {
+    h = await openTestApp({ env: { METRICS_PUBLIC: "1" } });
+    if (h.ctx.store.dialect !== "sqlite") return;
+    const text = await (await h.request("/metrics")).text();
+    expect(text).toMatch(/\nherald_db_round_trips_total 0\n/);
+    expect(text).toMatch(/\nherald_db_statements_total 0\n/);
   });
 });
