@@ -22,7 +22,20 @@ describe("docs/messenger.md (second batch)", () => {
     const admin = { authorization: `Bearer ${await createAdminToken(h)}` };
     const c = await h.json(
       `${M}/admin/missions`,
-      jsonInit("POST", { mission_key: "quiz-3", title: "Answer three quizzes", event_type: "quiz.answer", progress_source: "self_reported", target: 3, reward: { points: 300 }, daily_cap: 3, per_minute_cap: 1 }, admin),
+      jsonInit(
+        "POST",
+        {
+          mission_key: "quiz-3",
+          title: "Answer three quizzes",
+          event_type: "quiz.answer",
+          progress_source: "self_reported",
+          target: 3,
+          reward: { points: 300 },
+          daily_cap: 3,
+          per_minute_cap: 1,
+        },
+        admin,
+      ),
     );
     expect([200, 201]).toContain(c.status);
     await call("/missions/enroll", { mission_key: "quiz-3" });
@@ -53,7 +66,19 @@ describe("docs/messenger.md (second batch)", () => {
     const admin = { authorization: `Bearer ${await createAdminToken(h)}` };
     await h.json(
       `${M}/admin/missions`,
-      jsonInit("POST", { mission_key: "spin-5", title: "Spin five times", event_type: "spin_wheel.play", target: 5, reward: { points: 100, missiles: 2 }, daily_cap: 4, per_minute_cap: 2 }, admin),
+      jsonInit(
+        "POST",
+        {
+          mission_key: "spin-5",
+          title: "Spin five times",
+          event_type: "spin_wheel.play",
+          target: 5,
+          reward: { points: 100, missiles: 2 },
+          daily_cap: 4,
+          per_minute_cap: 2,
+        },
+        admin,
+      ),
     );
     await call("/missions/enroll", { mission_key: "spin-5" });
     await call("/games/spin-wheel/play", { request_id: "s1" });

@@ -36,7 +36,14 @@ describe("docs/postgres.md", () => {
     const text = await (await h.request("/metrics")).text();
     expect(text).not.toContain("\nherald_backup_age_seconds ");
     // docs/http-conventions.md:349-352 — the PostgreSQL-only series are there
-    for (const s of ["herald_db_round_trips_total", "herald_db_statements_total", "herald_db_batches_together_total", "herald_db_batches_redone_total", "herald_db_pool_max", "herald_db_pool_busy"])
+    for (const s of [
+      "herald_db_round_trips_total",
+      "herald_db_statements_total",
+      "herald_db_batches_together_total",
+      "herald_db_batches_redone_total",
+      "herald_db_pool_max",
+      "herald_db_pool_busy",
+    ])
       expect([s, text.includes(`\n${s} `)]).toEqual([s, true]);
     expect(text).toMatch(/\nherald_db_pool_max 4\n/);
   });

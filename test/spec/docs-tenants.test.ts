@@ -17,7 +17,8 @@ describe("tenant isolation as documented", () => {
     const a = await createKey(h, { partner: "Acme" });
     const a2 = await createKey(h, { partner: "Acme" });
     const b = await createKey(h, { partner: "Beta" });
-    const w = (await signedJson(h, a, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: "https://hooks.example.com/a" } })).body.webhook;
+    const w = (await signedJson(h, a, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: "https://hooks.example.com/a" } }))
+      .body.webhook;
     const t = (await signedJson(h, a, "POST", `/api/partner/webhooks/${w.id}/test`)).body;
     expect((await signedJson(h, a2, "GET", "/api/partner/webhooks")).body.webhooks.map((x: any) => x.id)).toEqual([w.id]);
     expect((await signedJson(h, b, "GET", "/api/partner/webhooks")).body.webhooks).toEqual([]);

@@ -84,7 +84,8 @@ describe("docs/webhooks.md (second batch)", () => {
   test("list cursors", async () => {
     h = await openTestApp();
     const k = await createKey(h);
-    for (let i = 0; i < 3; i++) await signedJson(h, k, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: `https://hooks.example.com/h${i}` } });
+    for (let i = 0; i < 3; i++)
+      await signedJson(h, k, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: `https://hooks.example.com/h${i}` } });
     const p1 = await signedJson(h, k, "GET", "/api/partner/webhooks?limit=2");
     expect(p1.body.pagination.has_more).toBe(true);
     const cur = p1.body.pagination.next_cursor;
