@@ -22,7 +22,10 @@ describe("docs/http-conventions.md (second batch)", () => {
       const r = await h.json("/admin/status/maintenance", jsonInit("POST", { starts_at: starts, ends_at: ends, title: "x" }, auth));
       expect([starts, r.status, r.body.error]).toEqual([starts, 400, "invalid_payload"]);
     }
-    const offset = await h.json("/admin/status/maintenance", jsonInit("POST", { starts_at: "2026-01-01T03:00:00+01:00", ends_at: "2026-01-01T04:00:00+01:00", title: "x" }, auth));
+    const offset = await h.json(
+      "/admin/status/maintenance",
+      jsonInit("POST", { starts_at: "2026-01-01T03:00:00+01:00", ends_at: "2026-01-01T04:00:00+01:00", title: "x" }, auth),
+    );
     expect(offset.status).toBe(201);
     expect(offset.body.window.starts_at).toBe("2026-01-01T02:00:00.000Z");
     const q = await h.json("/admin/ops/incidents/draft.json?since=2026-02-30T00:00:00Z", { headers: auth });

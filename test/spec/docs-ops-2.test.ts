@@ -9,7 +9,8 @@ afterEach(async () => {
   await h?.close();
   h = undefined as unknown as TestApp;
 });
-const HEADER = "row_type,window_days,date,requests,forbidden,noise_percent,forbidden_per_hour,within_threshold,max_percent,max_per_hour,from,to,hours_total,hours_with_data";
+const HEADER =
+  "row_type,window_days,date,requests,forbidden,noise_percent,forbidden_per_hour,within_threshold,max_percent,max_per_hour,from,to,hours_total,hours_with_data";
 
 describe("docs/ops-readiness.md (CSV)", () => {
   // docs/ops-readiness.md:118-160
@@ -28,7 +29,9 @@ describe("docs/ops-readiness.md (CSV)", () => {
     const pl = (await p.text()).trim().split("\r\n");
     expect(pl.length).toBe(8);
     expect(pl[1]).toBe("day,,2026-03-25,0,0,,0,true,5,,,,,");
-    const both = (await (await h.request("/admin/ops/readiness/403-noise/export.csv?days=7&mode=summary&include_points=1&windows=7", { headers: auth })).text()).trim().split("\r\n");
+    const both = (await (await h.request("/admin/ops/readiness/403-noise/export.csv?days=7&mode=summary&include_points=1&windows=7", { headers: auth })).text())
+      .trim()
+      .split("\r\n");
     expect(both.slice(1).map((l) => l.split(",")[0])).toEqual(["window", "day", "day", "day", "day", "day", "day", "day"]);
   });
 });
@@ -39,7 +42,10 @@ describe("docs/ops-incidents.md (list and exports)", () => {
     h = await openTestApp();
     h.clock.set("2026-03-10T09:00:00.000Z");
     const auth = { authorization: `Bearer ${await createAdminToken(h)}` };
-    const c = await h.json("/admin/status/incidents", jsonInit("POST", { title: "Webhook deliveries delayed", message: "Looking.", severity: "bad", components: ["webhooks"] }, auth));
+    const c = await h.json(
+      "/admin/status/incidents",
+      jsonInit("POST", { title: "Webhook deliveries delayed", message: "Looking.", severity: "bad", components: ["webhooks"] }, auth),
+    );
     const id = c.body.incident.id;
     h.clock.set("2026-03-10T09:30:00.000Z");
     await h.json(`/admin/status/incidents/${id}/updates`, jsonInit("POST", { state: "identified", message: "Found it." }, auth));
@@ -47,7 +53,16 @@ describe("docs/ops-incidents.md (list and exports)", () => {
     await h.json(`/admin/status/incidents/${id}/updates`, jsonInit("POST", { state: "resolved", message: "Backlog drained." }, auth));
     const l = await h.json("/admin/ops/incidents?status=resolved&limit=1", { headers: auth });
     expect(l.body.query).toMatchObject({ limit: 1, offset: 0, status: "resolved", severity: null, since: null });
-    expect(l.body.incidents[0]).toMatchObject({ id, source: "operator", severity: "bad", current_severity: null, status: "resolved", state: "resolved", duration_minutes: 60, components: ["webhooks"] });
+    expect(l.body.incidents[0]).toMatchObject({
+      id,
+      source: "operator",
+      severity: "bad",
+      current_severity: null,
+      status: "resolved",
+      state: "resolved",
+      duration_minutes: 60,
+      components: ["webhooks"],
+    });
     expect(l.body.incidents[0].updates.map((u: any) => u.state)).toEqual(["resolved", "identified", "investigating"]);
     const j = await h.json("/admin/ops/incidents/export.json", { headers: auth });
     expect(j.body.columns).toEqual([
