@@ -1,7 +1,7 @@
 // The reporting window of the messenger admin routes: `days` (the last N UTC days, today included) or `preset`
 // (a named calendar window), one vocabulary for every route that takes them (docs/messenger-admin.md "Windows").
 import { t } from "elysia";
-import { AppError } from "../../http/errors/errors";
+import { invalidRequest } from "../../http/errors/errors";
 import { intQuery } from "../../http/params";
 
 export const WINDOW_PRESETS = ["today", "yesterday", "last_7d", "last_30d", "last_90d", "this_week", "this_month", "last_month"] as const;
@@ -67,10 +67,10 @@ const PRESET_DAYS: Record<WindowPreset, (today: number, d: Date) => [number, num
  */
 export function resolveWindow(query: WindowQuery, now: Date, defaultDays: number): ReportWindow {
   if (query.days !== undefined && query.preset !== undefined) {
-    throw new AppError(
-      "invalid_query",
-      `query.days and query.preset name the same window twice; send one of them (got days=${query.days}, preset=${query.preset})`,
-    );
+    throw invalidRequest("parameters", [
+      { field: "query.days", problem: `names the same window as query.preset; send one of them (got ${query.days})` },
+      { field: "query.preset", problem: `names the same window as query.days; send one of them (got ${query.preset})` },
+    ]);
   }
   const today = startOfDay(now.getTime());
   if (query.preset === undefined) {
