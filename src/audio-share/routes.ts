@@ -152,7 +152,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
         async () => {
           const health = await audioShareHealth(ctx, policy, signingKeys(ctx).source);
           if (health.status === "ok") return ok(health);
-          throw new AppError("service_unavailable", "Audio-share is degraded: its links table cannot be read", { extra: health });
+          throw new AppError("service_unavailable", "Audio-share is degraded: its links table cannot be read", { extra: health, quiet: true });
         },
         { query: t.Object(includeMetaQuery), response: { 200: M.health, 503: M.degraded }, detail: tag("Audio-share health") },
       )

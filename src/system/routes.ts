@@ -38,7 +38,10 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         const r = await readiness(ctx);
         if (r.ready) return ok(r);
         const failed = Object.entries(r.checks).filter(([, c]) => !c.ok);
-        throw new AppError("service_unavailable", `Not ready: ${failed.map(([name, c]) => `${name} (${c.detail})`).join("; ")}`, { extra: { ...r } });
+        throw new AppError("service_unavailable", `Not ready: ${failed.map(([name, c]) => `${name} (${c.detail})`).join("; ")}`, {
+          extra: { ...r },
+          quiet: true,
+        });
       },
       {
         query: PROBE_QUERY,

@@ -17,10 +17,11 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
    * A 5xx AppError is the server's fault: the log gets its code, message, `internal` (what the caller must not
    * see) and cause, under the request id the caller was told to quote. 500 at level error; 502–504 (a
    * dependency or state the operator must fix: database, master key, backups) at warn. 4xx are the caller's
-   * and are counted in the request log, not logged here.
+   * and are counted in the request log, not logged here; so are a probe's 503s (`quiet`: its answer says what failed,
+   * and the failure itself is logged where it is found, once).
    */
   const logged = (error: AppError, state: RequestState | undefined, path: string): AppError => {
-    if (error.status < 500) return error;
+    if (error.status < 500 || error.quiet) return error;
     const fields = {
       request_id: state?.id,
       path,

@@ -241,6 +241,7 @@ export class AppError extends Error {
   readonly headers?: Record<string, string>;
   readonly extra?: Record<string, unknown>;
   readonly internal?: string;
+  readonly quiet?: boolean;
 
   constructor(
     readonly code: ErrorCode,
@@ -251,6 +252,8 @@ export class AppError extends Error {
       /** Extra top-level fields of the error body (e.g. original_response of an idempotent replay). */
       extra?: Record<string, unknown>;
       internal?: string;
+      /** A 5xx that is an answer, not a failure (a probe saying "not ready"): not logged as a failed request. */
+      quiet?: boolean;
       cause?: unknown;
     } = {},
   ) {
@@ -260,6 +263,7 @@ export class AppError extends Error {
     this.headers = options.headers;
     this.extra = options.extra;
     this.internal = options.internal;
+    this.quiet = options.quiet;
   }
 }
 
