@@ -167,7 +167,11 @@ testOn("postgres", "test/postgres/frozen-database.test.ts", test.skipIf(!pg))(
     const byKind = (kind: string) => answers.filter((a) => a.kind === kind);
     // Every answer during the freeze: a 503 db_unavailable with Retry-After, within the deadline + 1 s.
     for (const a of answers) {
-      expect({ kind: a.kind, status: a.status, error: a.error }).toEqual({ kind: a.kind, status: 503, error: a.kind === "readyz" ? "service_unavailable" : "db_unavailable" });
+      expect({ kind: a.kind, status: a.status, error: a.error }).toEqual({
+        kind: a.kind,
+        status: 503,
+        error: a.kind === "readyz" ? "service_unavailable" : "db_unavailable",
+      });
       if (a.kind !== "readyz") expect(a.retryAfter).not.toBeNull();
       expect(a.ms).toBeLessThan(a.kind === "readyz" ? 1_000 : DEADLINE_MS + 1_000);
     }
