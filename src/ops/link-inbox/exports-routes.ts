@@ -86,9 +86,15 @@ const CHECKSUM = sendsHeaders({ "X-Export-SHA256": "SHA-256 (hex) of the body by
 
 const REFUSALS = { 400: refusal("invalid_query naming the parameter"), 403: refusal("forbidden: no admin token or operator session") };
 
-const csvDoc = (summary: string) => ({
+/** The events CSV with debug=1 says how long its queries took. */
+const CHECKSUM_AND_TIMING = sendsHeaders({
+  "X-Export-SHA256": "SHA-256 (hex) of the body bytes, with checksum=1",
+  "Server-Timing": "with debug=1: each query's time (name;dur=ms)",
+});
+
+const csvDoc = (summary: string, timing = false) => ({
   summary,
-  ...CHECKSUM,
+  ...(timing ? CHECKSUM_AND_TIMING : CHECKSUM),
   responses: {
     200: {
       description: "text/csv (RFC 4180, header row), as an attachment; download_token=1: the LinkInboxDownloadToken JSON",
@@ -122,7 +128,7 @@ export function linkExportsRoutes(ctx: AppContext, guards: Guards) {
     .get(`${BASE}/export.csv`, ({ query, operator, set, request }) => exportAnswer(ctx, actorLabel(operator.actor), query, "csv", set, request), {
       operator: "api",
       query: M.exportQuery,
-      detail: csvDoc("The link-inbox events export as CSV (the JSON's events[] with the same filters and fields)"),
+      detail: csvDoc("The link-inbox events export as CSV (the JSON's events[] with the same filters and fields)", true),
     })
     .get(
       `${BASE}/export-download.csv`,
