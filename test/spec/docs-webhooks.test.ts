@@ -232,7 +232,9 @@ describe("docs/webhooks.md", () => {
 
   // docs/webhooks.md:448-470 — replay: mixed ids (delivery id, unknown id, evt_ id) answer per id with delivery_id
   test("replay reports each id as given with its delivery_id; history in replays; reason_tag filter", async () => {
-    h = await openTestApp({ env: ENV });
+    // The replay nudges the dispatcher: the receiver holds the replayed sends (within a 10 s timeout), so the
+    // second replay finds them pending whether or not that pass has leased them yet.
+    h = await openTestApp({ env: { ...ENV, WEBHOOK_TIMEOUT_SECONDS: "10" } });
     rx = startReceiver({ status: 500 });
     const k = await createKey(h);
     const w = (await signedJson(h, k, "POST", "/api/partner/webhooks", { body: { event_type: "webhook.test", target_url: rx.url() } })).body.webhook;
@@ -241,6 +243,7 @@ describe("docs/webhooks.md", () => {
     await h.ctx.dispatcher.runOnce();
     h.clock.advanceSeconds(3600);
     await h.ctx.dispatcher.runOnce();
+    rx.then({ hang: true }, { hang: true });
     const r = await signedJson(h, k, "POST", "/api/partner/webhook-events/replay", {
       body: { event_ids: [t1.delivery_id, 999999, t2.event_id], reason_tag: "receiver_fix", note: "fixed TLS" },
     });
