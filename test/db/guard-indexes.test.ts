@@ -5,7 +5,7 @@ import { failuresSince } from "../../src/jobs/store";
 import { recentErrors } from "../../src/messenger/store/bot";
 import { campaignHasSpins } from "../../src/messenger/store/fair";
 import { idBounds } from "../../src/messenger/store/id-search";
-import { countPlayers, playersAhead } from "../../src/messenger/store/players";
+import { countPlayers, playersAhead, playersPage } from "../../src/messenger/store/players";
 import { countClaimsOf } from "../../src/messenger/store/promos";
 import { auditTargetsWithRequestId } from "../../src/messenger/store/read-models";
 import { pendingRuns } from "../../src/ops/alerts/store";
@@ -90,4 +90,10 @@ describe("totals kept or bounded", () => {
   test("short links: the active ones down audio_share_links_expires_idx, the total up to its cap", () =>
     expectServed((s) => linkCounts(s, AT, 10_000), "audio_share_links_expires_idx"));
   test("players: counted up to the cap", () => expectServed((s) => countPlayers(s, null, 10_000), "messenger_players"));
+  test("linked players: counted up to the cap down messenger_players_linked_idx", async () => {
+    await expectServed((s) => countPlayers(s, true, 10_000), "messenger_players_linked_idx");
+    await expectServed((s) => countPlayers(s, false, 10_000), "messenger_players_linked_idx");
+  });
+  test("the operators' player list by last seen: down messenger_players_seen_idx", () =>
+    expectServed((s) => playersPage(s, { sort: "last_seen", linked: null, limit: 50, offset: 100 }), "messenger_players_seen_idx"));
 });

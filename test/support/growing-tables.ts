@@ -136,17 +136,6 @@ export const ALLOWED: readonly Allowed[] = [
     statement: "SELECT * FROM messenger_players ORDER BY telegram_user_id ASC LIMIT ? OFFSET ?",
     reason: "the operators' player list in id order: a walk of the rowid that reads offset + limit rows",
   },
-  // Not bounded: found by the docs audit's probes of sort=last_seen and linked=true (src/messenger/store/players.ts says
-  // "No index"). An operator's page, not a player's; indexes on (last_seen_at, telegram_user_id) and linked_user_id are
-  // the fix, left for a migration of their own (the closing note of 2026-11-29 evening).
-  {
-    statement: "SELECT * FROM messenger_players ORDER BY last_seen_at DESC, telegram_user_id ASC LIMIT ? OFFSET ?",
-    reason: "the operators' player list by last seen: a sort of the players table (no index yet; an operator page)",
-  },
-  {
-    statement: "SELECT COUNT(*) AS n FROM (SELECT 1 FROM messenger_players WHERE linked_user_id IS NOT NULL LIMIT ?) capped",
-    reason: "the operators' linked players counted up to the cap: stops at 10,001 matches, reads every player when fewer are linked (no index yet)",
-  },
   // The newest row that matches, where the one wanted is the newest.
   {
     statement: "SELECT id, overall, signatures_with_anomalies AS anomalous, error FROM audit_runs WHERE job_run_id = ? ORDER BY id DESC LIMIT 1",

@@ -155,7 +155,7 @@ export type ProfileSort = "points_earned" | "last_seen" | "telegram_user_id";
 const ORDER: Record<ProfileSort, string> = {
   // messenger_players_points_idx serves this order (an index walk).
   points_earned: "points_earned DESC, telegram_user_id ASC",
-  // No index: a sort of the players table (an operator page, not a hot path).
+  // messenger_players_seen_idx (last_seen_at DESC, telegram_user_id) serves this order (an index walk).
   last_seen: "last_seen_at DESC, telegram_user_id ASC",
   telegram_user_id: "telegram_user_id ASC",
 };
