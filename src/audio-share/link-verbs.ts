@@ -127,8 +127,9 @@ export async function audioShareHealth(ctx: AppContext, policy: { allowed: reado
     const cap = (n: number) => Math.min(n, LINK_COUNT_CAP);
     links = { total: cap(total), active: cap(active), total_capped: total > LINK_COUNT_CAP, active_capped: active > LINK_COUNT_CAP };
   } catch (err) {
-    // Anyone may call this: the cause is the operators' (the log), not the answer's.
-    ctx.log.warn("audio-share health: the links table cannot be read", { error: (err as Error).message });
+    // Anyone may call this: the cause is the operators' (the log), not the answer's. Debug, not warn: a database
+    // outage is logged once by the outage gate, not once per probe.
+    ctx.log.debug("audio-share health: the links table cannot be read", { error: (err as Error).message });
     database = "unavailable";
   }
   return {

@@ -5,7 +5,7 @@ import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
 import { includeMetaQuery, ok } from "../http/envelope";
 import { refuses } from "../http/routes/declare";
-import { AppError } from "../http/errors/errors";
+import { AppError, ProbeUnavailable } from "../http/errors/errors";
 import { adminRoutes } from "./admin-routes";
 import { CHECKSUM_HEADER, errorsCatalog, expiresInLimits, guidanceCatalog, TRACK_AUTH_HEADER, TRACK_AUTH_VALUES, warningsCatalog } from "./catalogs";
 import { channelById, describeChannels } from "./channels";
@@ -152,7 +152,7 @@ function publicRoutes(ctx: AppContext, policy: HostPolicy) {
         async () => {
           const health = await audioShareHealth(ctx, policy, signingKeys(ctx).source);
           if (health.status === "ok") return ok(health);
-          throw new AppError("service_unavailable", "Audio-share is degraded: its links table cannot be read", { extra: health, quiet: true });
+          throw new ProbeUnavailable("Audio-share is degraded: its links table cannot be read", health);
         },
         { query: t.Object(includeMetaQuery), response: { 200: M.health, 503: M.degraded }, detail: tag("Audio-share health") },
       )

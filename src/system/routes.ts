@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
-import { AppError } from "../http/errors/errors";
+import { AppError, ProbeUnavailable } from "../http/errors/errors";
 import { includeMetaQuery, ok } from "../http/envelope";
 import { refusal, refuses } from "../http/routes/declare";
 import { HEALTH_ROUTE, health } from "./health";
@@ -38,10 +38,7 @@ export function systemRoutes(ctx: AppContext, guards: Guards) {
         const r = await readiness(ctx);
         if (r.ready) return ok(r);
         const failed = Object.entries(r.checks).filter(([, c]) => !c.ok);
-        throw new AppError("service_unavailable", `Not ready: ${failed.map(([name, c]) => `${name} (${c.detail})`).join("; ")}`, {
-          extra: { ...r },
-          quiet: true,
-        });
+        throw new ProbeUnavailable(`Not ready: ${failed.map(([name, c]) => `${name} (${c.detail})`).join("; ")}`, r);
       },
       {
         query: PROBE_QUERY,

@@ -267,6 +267,13 @@ export class AppError extends Error {
   }
 }
 
+/** A probe's 503 (not ready, degraded): `service_unavailable` with the probe's own fields beside it, not logged as a failure. */
+export class ProbeUnavailable extends AppError {
+  constructor(message: string, fields: object) {
+    super("service_unavailable", message, { extra: { ...fields }, quiet: true });
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(entity: string, id: string | number) {
     super("not_found", `${entity} ${JSON.stringify(String(id))} was not found`);
