@@ -100,7 +100,8 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
     // input, so a 400 naming where it was (a %00 in the request target, else the body), never a 500.
     if (error instanceof UnstorableText) {
       const inTarget = /%00/i.test(request.url);
-      const details = [{ field: inTarget ? "query" : "body", problem: "contains U+0000 (NUL), which Herald cannot store" }];
+      const problem = "contains U+0000 (NUL), which Herald cannot store";
+      const details = (inTarget ? nulFieldsOf(request.url) : ["body"]).map((field) => ({ field, problem }));
       const message = `Invalid ${inTarget ? "request parameters" : "request body"}: a text value contains U+0000 (NUL)`;
       return new AppError(inTarget ? "invalid_query" : "invalid_payload", message, { details, cause: error });
     }
@@ -135,4 +136,13 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
     });
   };
   return refusal;
+}
+
+/** The query parameters (by name) whose value holds U+0000, else "path" or "query": where a %00 in the target was. */
+function nulFieldsOf(target: string): string[] {
+  const url = new URL(target);
+  const names = new Set<string>();
+  for (const [name, value] of url.searchParams) if (value.includes("\0") || name.includes("\0")) names.add(name);
+  if (names.size) return [...names];
+  return [/%00/i.test(url.pathname) ? "path" : "query"];
 }
