@@ -162,3 +162,26 @@ test("the job-runs prune job deletes runs older than 90 days", async () => {
   const left = await h.ctx.store.all<{ started_at: string }>("SELECT started_at FROM job_runs WHERE name = 'old-job'");
   expect(left).toEqual([{ started_at: "2025-10-03T00:00:01.000Z" }]);
 });
+
+test("a run that outlasts its schedule's period is not overlapped: the ticks meanwhile are skipped (Croner's protect)", async () => {
+  h = await openTestApp();
+  const runs = { started: 0, active: 0, most: 0, startedWhenFirstEnded: -1 };
+  h.ctx.jobs.register({
+    name: "test-slow",
+    pattern: "* * * * * *",
+    description: "takes 2.5 s, ticks every second",
+    run: async () => {
+      runs.started++;
+      runs.most = Math.max(runs.most, ++runs.active);
+      await Bun.sleep(2_500);
+      runs.active--;
+      if (runs.startedWhenFirstEnded < 0) runs.startedWhenFirstEnded = runs.started;
+    },
+  });
+  h.ctx.jobs.start();
+  const end = Date.now() + 8_000;
+  while (runs.startedWhenFirstEnded < 0 && Date.now() < end) await Bun.sleep(50);
+  await h.ctx.jobs.stop();
+  expect(runs.startedWhenFirstEnded).toBe(1);
+  expect(runs.most).toBe(1);
+});
