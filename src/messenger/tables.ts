@@ -48,10 +48,8 @@ export const messengerPlayers = sqliteTable(
     lastSeenAt: text("last_seen_at").notNull(),
   },
   (t) => [
-    // The leaderboard preview: top N by points earned is an index walk, never a scan of every player.
+    // The leaderboard (points), the operators' list by last seen and its linked filter: index walks, not a scan of every player.
     index("messenger_players_points_idx").on(t.pointsEarned, t.telegramUserId),
-    // The operators' player list by last seen, newest first (an index walk to offset + limit) and its linked filter and capped count.
-    // A player's last_seen_at moves at most once per ten minutes, so the one more B-tree write is rare.
     index("messenger_players_seen_idx").on(sql`last_seen_at DESC`, t.telegramUserId),
     index("messenger_players_linked_idx").on(t.linkedUserId),
   ],
