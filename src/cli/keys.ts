@@ -47,10 +47,9 @@ async function runSubcommand<S>(subs: Subcommands<S>, sub: string | undefined, u
 
 const KEY_SUBCOMMANDS: Subcommands<PartnerKeys> = {
   async create(keys, args, json) {
-    const mode = required(args, "mode");
-    if (mode !== "sandbox" && mode !== "live") throw new UsageError("--mode must be sandbox or live");
+    const mode = keyMode(required(args, "mode"));
     const k = await keys.create(
-      { partner: required(args, "partner"), mode: mode as KeyMode, scopes: required(args, "scopes"), allowedIps: flagString(args, "ips") ?? "" },
+      { partner: required(args, "partner"), mode, scopes: required(args, "scopes"), allowedIps: flagString(args, "ips") ?? "" },
       cliActor(),
     );
     emit(json, { key_id: k.key_id, secret: k.secret, mode: k.mode, scopes: k.scopes, partner: k.partner, allowed_ips: k.allowed_ips }, () =>
@@ -67,7 +66,7 @@ const KEY_SUBCOMMANDS: Subcommands<PartnerKeys> = {
   },
   async list(keys, args, json) {
     const mode = flagString(args, "mode");
-    const list = await keys.list({ partner: flagString(args, "partner"), mode: mode as KeyMode | undefined });
+    const list = await keys.list({ partner: flagString(args, "partner"), mode: mode === undefined ? undefined : keyMode(mode) });
     emit(json, { keys: list }, () =>
       table(
         list.map((k) => ({ ...k, scopes: k.scopes.join(","), allowed_ips: k.allowed_ips.join(",") || "any" })),
@@ -126,4 +125,10 @@ const ADMIN_TOKEN_SUBCOMMANDS: Subcommands<AdminTokens> = {
 export async function adminTokenCommand(ctx: AppContext, args: ParsedArgs, json: boolean): Promise<number> {
   if (args.positionals.length > 1) throw new UsageError(ADMIN_TOKEN_USAGE);
   return runSubcommand(ADMIN_TOKEN_SUBCOMMANDS, args.positionals[0], ADMIN_TOKEN_USAGE, new AdminTokens(ctx), args, json);
+}
+
+/** `--mode`'s value: a typo is a usage error (exit 2), never a filter that matches nothing. */
+function keyMode(mode: string): KeyMode {
+  if (mode !== "sandbox" && mode !== "live") throw new UsageError("--mode must be sandbox or live");
+  return mode;
 }

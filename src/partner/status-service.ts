@@ -2,7 +2,7 @@ import type { PartnerActor } from "../auth/actors";
 import { ownerOf } from "../auth/actors";
 import type { AppContext } from "../context";
 import { AppError } from "../http/errors/errors";
-import { deadLettersAfter, deliveryHealth, deliverySloControls } from "../webhooks/service";
+import { deadLettersSince, deliveryHealth, deliverySloControls } from "../webhooks/service";
 import { usageAnalytics } from "./usage-service";
 
 /** Status describes the last hour: the percentile window and the dead-letter look-back. */
@@ -19,8 +19,10 @@ export async function partnerStatus(ctx: AppContext, actor: PartnerActor) {
   });
   const owner = ownerOf(actor);
   const { window, request_metrics: counts, latency_metrics_ms: latency } = await usageAnalytics(ctx, actor.keyId, STATUS_WINDOW_HOURS);
-  // Dead letters of the window: the only partner-visible sign that deliveries need attention.
-  const deadLetters = await deadLettersAfter(ctx.store, owner, window.start_utc);
+  // Dead letters of the last hour (not of the window, which starts at the previous hour's top): the only
+  // partner-visible sign that deliveries need attention, gone an hour after the last one.
+  const hourAgo = new Date(ctx.clock.now().getTime() - STATUS_WINDOW_HOURS * 3_600_000).toISOString();
+  const deadLetters = await deadLettersSince(ctx.store, owner, hourAgo);
   const reasons = deadLetters > 0 ? [`${deadLetters} webhook deliveries dead-lettered in the last hour (GET /api/partner/webhooks/dlq)`] : [];
   const { samples: _samples, ...percentiles } = latency.overall;
   return {

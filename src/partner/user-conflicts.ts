@@ -17,10 +17,16 @@ export async function assertUsernameFree(t: Queryable, owner: Owner, username: s
   if ((await usernameHolder(t, owner, username, exceptUserId)) !== null) throw usernameTaken(username);
 }
 
-/** The address may belong to `userId` already (a re-link); belonging to any other user of this owner is a 409. */
-export async function assertWalletFree(t: Queryable, owner: Owner, blockchain: string, address: string, userId: number | null): Promise<void> {
+/**
+ * The address may belong to `userId` already (a re-link: its link is returned); belonging to any other user of this
+ * owner is a 409. The caller uses the link returned rather than reading it again: on PostgreSQL each statement sees
+ * what committed before it, so a second read could find another user's link that the first did not (which once
+ * created a user without the wallet asked for, answered 201).
+ */
+export async function assertWalletFree(t: Queryable, owner: Owner, blockchain: string, address: string, userId: number | null) {
   const hit = await walletByAddress(t, owner, blockchain, address);
   if (hit && hit.user_id !== userId) throw walletAlreadyLinked(blockchain, address);
+  return hit ?? null;
 }
 
 const externalIdTaken = (id: string) =>

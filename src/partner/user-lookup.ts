@@ -10,8 +10,6 @@ import { walletsByUser } from "./wallets-service";
 /** The lookup's filters (q a substring, the others exact; email and username are stored lower-cased). */
 export type UserFilter = Partial<Pick<typeof UsersModel.lookupQuery.static, "status" | "q" | "email" | "username" | "wallet">> & { includeWallets: boolean };
 
-/** `%` and `_` in a search term are literal characters, not wildcards a partner could use to enumerate. */
-const likeTerm = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 const blankToNull = (s: string | undefined) => (s === undefined || s.trim() === "" ? null : s.trim());
 
 /**
@@ -28,7 +26,7 @@ export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilte
   const wallet = blankToNull(filter.wallet);
   const rows = await listUserRows(ctx.store, owner, {
     status: filter.status ?? null,
-    like: q === null ? null : likeTerm(q),
+    q,
     email,
     username,
     wallet,

@@ -53,8 +53,7 @@ export async function upsertWallet(t: Queryable, owner: Owner, userId: number, w
   // user's row lock makes the second wait and read the first's result. A user deleted since the caller read it is
   // unknown now, as it would be to a later call (the link would otherwise fail on its foreign key).
   if (!(await lockUser(t, userId))) throw new NotFoundError("user", userId);
-  await assertWalletFree(t, owner, w.blockchain, w.wallet_address, userId);
-  const existing = await store.walletByAddress(t, owner, w.blockchain, w.wallet_address);
+  const existing = await assertWalletFree(t, owner, w.blockchain, w.wallet_address, userId);
   const primary = await store.primaryWalletId(t, userId);
   // is_primary=false never demotes: a user with wallets always has one primary; promote another instead.
   const promote = (w.is_primary === true || primary === null) && !(existing && existing.is_primary === 1);

@@ -67,9 +67,9 @@ export function replayRows(q: Queryable, ids: number[]): Promise<ReplayRow[]> {
 
 const DEAD_SINCE = "d.partner = ? AND d.mode = ? AND d.status = 'dead_letter' AND d.updated_at >= ?";
 
-/** How many of the owner's deliveries were dead-lettered after `sinceIso` (the partner status's last hour). */
-export const deadLettersAfter = (q: Queryable, owner: Owner, sinceIso: string) =>
-  countOf(q, "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at > ?", [
+/** How many of the owner's deliveries were dead-lettered at or after `sinceIso` (the partner status's last hour). */
+export const deadLettersSince = (q: Queryable, owner: Owner, sinceIso: string) =>
+  countOf(q, "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at >= ?", [
     owner.partner,
     owner.mode,
     sinceIso,
@@ -223,11 +223,11 @@ export async function stateCounts(q: Queryable, a: { owner: Owner | null; settle
       `SELECT d.status AS status, count(*) AS n ${own} AND d.${OPEN_STATES} GROUP BY d.status`,
       ownerParams,
     );
-    const done = await countOf(q, `SELECT count(*) AS n ${own} AND d.status = 'succeeded' AND d.updated_at > ?`, [...ownerParams, a.settledSinceIso]);
+    const done = await countOf(q, `SELECT count(*) AS n ${own} AND d.status = 'succeeded' AND d.updated_at >= ?`, [...ownerParams, a.settledSinceIso]);
     return [...open, { status: "succeeded", n: done }, { status: "dead_letter", n: await countOf(q, DEAD_OF_OWNER, ownerParams) }];
   }
   const open = await q.all<{ status: DeliveryStatus; n: number }>(`SELECT status, count(*) AS n FROM webhook_deliveries WHERE ${OPEN_STATES} GROUP BY status`);
-  const settled = `SELECT count(*) AS n FROM webhook_deliveries WHERE ${SETTLED} AND status = 'succeeded' AND updated_at > ?`;
+  const settled = `SELECT count(*) AS n FROM webhook_deliveries WHERE ${SETTLED} AND status = 'succeeded' AND updated_at >= ?`;
   const done = await countOf(q, settled, [a.settledSinceIso]);
   return [...open, { status: "succeeded", n: done }, { status: "dead_letter", n: await deadLetterCount(q) }];
 }

@@ -158,7 +158,7 @@ export function verifyWebhookSignatureFor(input: { signature: string; timestamp:
 // What other domains may use of the webhook domain besides the verbs above (docs/design.md §1: through its service).
 export { emitEvent, type Owner } from "./outbox";
 export type { DeliveryRow } from "./deliveries-store";
-export { deadLettersAfter } from "./deliveries-store";
+export { deadLettersSince } from "./deliveries-store";
 export { deliveryRecords, deliveryHealth, deliverySloControls, replaySummary, requeue, requeueRefs } from "./deliveries";
 export { EVENT_TYPE_NAMES, type EventType } from "./event-types";
 export { deliveryHeaders } from "./send";

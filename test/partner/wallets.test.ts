@@ -62,6 +62,22 @@ describe("POST /api/partner/users/{user_id}/wallets", () => {
     expect(back.body.wallets[0].wallet_address).toBe(sol(1)); // primary listed first
   });
 
+  // On PostgreSQL each statement sees what committed before it: the create once read the address free, then read it
+  // again as an existing link (another user's, committed meanwhile), skipped the insert and answered 201 without it.
+  test("concurrent creates naming one wallet: one 201 holding it, the rest 409; no user is made without the wallet it asked for", async () => {
+    h = await openTestApp();
+    const key = await createKey(h);
+    for (let round = 0; round < 15; round++) {
+      const tries = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => createUser(h, key, { external_id: `race-${round}-${i}`, wallet_address: sol(100 + round) })),
+      );
+      const made = tries.filter((r) => r.status === 201);
+      expect([round, made.length, tries.filter((r) => r.body.error === "wallet_already_linked").length]).toEqual([round, 1, 4]);
+      expect(made[0]!.body.user.wallet_address).toBe(sol(100 + round));
+    }
+    expect(await count(h, "partner_users")).toBe(15);
+  });
+
   test("a refused link leaves the old primary in place (the demotion rolls back with it)", async () => {
     h = await openTestApp();
     const key = await createKey(h);

@@ -72,7 +72,8 @@ export async function touchUser(q: Queryable, id: number, at: string): Promise<v
 
 export interface UserListFilter {
   status: string | null;
-  like: string | null;
+  /** A substring to find in any case in external_id, username, display_name or email. */
+  q: string | null;
   email: string | null;
   username: string | null;
   wallet: string | null;
@@ -86,15 +87,15 @@ export interface UserListFilter {
  * clause cannot use an index (the planner chooses one plan for every value of the parameter), so a lookup by email
  * walked all of the owner's users. Each exact filter finds its rows down an index: email partner_users_email_idx,
  * username partner_users_username_idx, wallet wallet_links_owner_wallet_idx; the others walk the owner's users
- * newest first down partner_users_owner_idx and stop at the page's end. `like` is a lower-cased pattern compared
- * with lower(column): case-insensitive on both engines (PostgreSQL's LIKE alone is not).
+ * newest first down partner_users_owner_idx and stop at the page's end. `q` is a substring in any case
+ * (`anyCaseContains`).
  */
 export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
-  const like = (column: string) => `lower(u.${column}) LIKE ? ESCAPE '\\'`;
+  const contains = (column: string) => `u.${column} ${q.dialect === "sqlite" ? "GLOB" : "~"} ?`;
   const w = new Where()
     .add("u.partner = ? AND u.mode = ?", owner.partner, owner.mode)
     .when(f.status, "u.status = ?")
-    .when(f.like, `(${["external_id", "username", "display_name", "email"].map(like).join(" OR ")})`, 4)
+    .when(f.q && anyCaseContains(q.dialect, f.q), `(${["external_id", "username", "display_name", "email"].map(contains).join(" OR ")})`, 4)
     .when(f.email, "u.email = ?")
     .when(f.username, "u.username = ?");
   if (f.wallet !== null) {
@@ -102,6 +103,24 @@ export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
   }
   w.when(f.afterId, "u.id < ?");
   return q.all<UserWithPrimary>(`${SELECT_USER_WITH_PRIMARY} ${w.sql} ORDER BY u.id DESC LIMIT ? OFFSET ?`, [...w.params, f.limit, f.offset]);
+}
+
+/**
+ * A pattern that finds `term` anywhere in a column, in any case, in every script: each letter becomes the class of
+ * its cases (`[Ää]`), for GLOB on SQLite and a regular expression (`~`) on PostgreSQL; every other character is
+ * literal (a partner cannot use wildcards to enumerate). lower() would not do: SQLite's lowers ASCII letters only (a
+ * stored "Иван" or "Ädam" was never found), PostgreSQL's follows the database's locale.
+ */
+export function anyCaseContains(dialect: Dialect, term: string): string {
+  const sqlite = dialect === "sqlite";
+  let out = "";
+  for (const c of term) {
+    const cases = [...new Set([c, c.toLowerCase(), c.toUpperCase()])].filter((v) => [...v].length === 1);
+    if (cases.length > 1) out += `[${cases.join("")}]`;
+    else if (sqlite) out += "*?[".includes(c) ? `[${c}]` : c;
+    else out += /[\\^$.|?*+()[\]{}]/.test(c) ? `\\${c}` : c;
+  }
+  return sqlite ? `*${out}*` : out;
 }
 
 /** Which rule a unique index of users and wallets enforces, on either engine (SQLite names the columns, PostgreSQL the index). */
