@@ -1,5 +1,6 @@
 import type { KeyMode } from "./scopes";
 import type { PartnerKeys } from "./keys";
+import { queryProblem } from "../http/errors/errors";
 
 // The spec's deterministic onboarding order, per key mode.
 const ORDER: Record<KeyMode, Array<{ path: string; purpose: string }>> = {
@@ -20,6 +21,8 @@ const ORDER: Record<KeyMode, Array<{ path: string; purpose: string }>> = {
 
 /** Never returns a secret: only whether the key id exists, its state and mode, and where to start. */
 export async function verifyKeyPreview(keys: PartnerKeys, keyId: string, client: string | null) {
+  // A pasted secret is refused, never looked up or echoed: the route takes key ids only.
+  if (keyId.startsWith("hsk_")) throw queryProblem("api_key", "is a key's secret (hsk_…); pass its key id (hk_…), and keep the secret to yourself");
   const row = await keys.find(keyId);
   const mode: KeyMode | null = row?.mode ?? (keyId.startsWith("hk_test_") ? "sandbox" : keyId.startsWith("hk_live_") ? "live" : null);
   const steps = ORDER[mode ?? "sandbox"].map((s, i) => ({

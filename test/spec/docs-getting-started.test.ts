@@ -22,6 +22,15 @@ test("verify-key preview, then capabilities with key, mode and scopes", async ()
   }
 });
 
+// docs/partner-auth.md (Onboarding preview) — "It never takes or returns a secret": a pasted secret is refused, not echoed
+test("verify-key refuses a pasted secret without echoing it", async () => {
+  h = await openTestApp();
+  const k = await createKey(h, { mode: "sandbox" });
+  const r = await h.json(`/api/public/quickstart/verify-key?api_key=${k.secret}`);
+  expect([r.status, r.body.error, r.body.details?.[0]?.field]).toEqual([400, "invalid_query", "query.api_key"]);
+  expect(JSON.stringify(r.body)).not.toContain(k.secret);
+});
+
 // docs/getting-started.md:74 — every refusal has {success: false, error, message, request_id}
 test("refusals of the first calls carry error, message and request_id", async () => {
   h = await openTestApp();

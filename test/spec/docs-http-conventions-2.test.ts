@@ -44,8 +44,8 @@ describe("docs/http-conventions.md (second batch)", () => {
     expect([q.status, q.body.error]).toEqual([400, "invalid_query"]);
     const pub = await h.json("/api/public/audio-share-links?track_url=/t&title=a%00b&use_short=1");
     expect([pub.status, pub.body.error]).toEqual([400, "invalid_query"]);
-    expect(pub.body.details).toEqual([{ field: "title", problem: "contains U+0000 (NUL), which Herald cannot store" }]);
-    expect(q.body.details).toEqual([{ field: "q", problem: "contains U+0000 (NUL), which Herald cannot store" }]);
+    expect(pub.body.details).toEqual([{ field: "query.title", problem: "contains U+0000 (NUL), which Herald cannot store" }]);
+    expect(q.body.details).toEqual([{ field: "query.q", problem: "contains U+0000 (NUL), which Herald cannot store" }]);
   });
 
   // docs/http-conventions.md:25 — one details entry per field, at most 20

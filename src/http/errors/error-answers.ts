@@ -138,11 +138,11 @@ export function errorAnswers(ctx: AppContext, states: RequestStates, routes: Rou
   return refusal;
 }
 
-/** The query parameters (by name) whose value holds U+0000, else "path" or "query": where a %00 in the target was. */
+/** The query parameters (`query.<name>`, as a schema refusal names them) whose value holds U+0000, else "path" or "query". */
 function nulFieldsOf(target: string): string[] {
   const url = new URL(target);
   const names = new Set<string>();
-  for (const [name, value] of url.searchParams) if (value.includes("\0") || name.includes("\0")) names.add(name);
+  for (const [name, value] of url.searchParams) if (value.includes("\0") || name.includes("\0")) names.add(`query.${name}`);
   if (names.size) return [...names];
   return [/%00/i.test(url.pathname) ? "path" : "query"];
 }
