@@ -10,7 +10,9 @@ export const OPERATOR_REVALIDATE = "private, no-cache";
 
 /**
  * An operator answer: /admin and everything under it (not /administrator), the messenger operators' routes under
- * /api/messenger/admin/, and /metrics (behind the admin token or METRICS_TOKEN).
+ * /api/messenger/admin/ and /api/messenger/ops/, and /metrics (behind the admin token or METRICS_TOKEN).
  */
 export const isOperatorPath = (pathname: string): boolean =>
-  pathname.startsWith("/admin") ? pathname.length === 6 || pathname[6] === "/" : pathname.startsWith("/api/messenger/admin/") || pathname === "/metrics";
+  pathname.startsWith("/admin")
+    ? pathname.length === 6 || pathname[6] === "/"
+    : pathname.startsWith("/api/messenger/admin/") || pathname.startsWith("/api/messenger/ops/") || pathname === "/metrics";

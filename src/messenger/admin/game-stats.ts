@@ -77,7 +77,8 @@ export async function wheelSegments(ctx: AppContext, w: ReportWindow) {
   const campaigns = [...byCampaign].map(([key, list]) => {
     const defs = defsOf.get(key) ?? null;
     const spins = list.reduce((n, r) => n + r.n, 0);
-    const paidWith: Record<string, number> = {};
+    // Both kinds always, 0 when none (docs/messenger-admin-analytics.md); a kind a later release adds shows as it comes.
+    const paidWith: Record<string, number> = { daily_free_spin: 0, free_spin_balance: 0 };
     const counts = new Map<number, number>();
     for (const r of list) {
       paidWith[r.paid_with] = (paidWith[r.paid_with] ?? 0) + r.n;

@@ -4,7 +4,7 @@ import type { AppContext } from "../../context";
 import { AppError } from "../../http/errors/errors";
 import { incidentsInWindow, type IncidentView } from "../../status/incidents-service";
 import { failedOfNewest } from "./store";
-import { codeOf, jobFailures, topErrors, type ErrorRow, type JobFailure, type TimeRange, type TopErrors } from "./sources";
+import { codeOf, jobFailures, MAX_JOB_FAILURES, topErrors, type ErrorRow, type JobFailure, type TimeRange, type TopErrors } from "./sources";
 import { resolveWindow } from "./window";
 import { withDefaults } from "../with-defaults";
 
@@ -153,7 +153,8 @@ function summaryOf(incident: IncidentView | null, window: TimeRange, top: TopErr
       `${top.error_requests} failed requests (${top.server_errors} server errors) among the ${top.rows_read} requests read from ${top.window.since} to ${top.window.until}${lead ? `; the most frequent code was ${lead.error_code} (${lead.count})` : ""}.`,
     );
   }
-  if (failures) parts.push(`${failures.length} failed job ${failures.length === 1 ? "run" : "runs"} in the window.`);
+  if (failures && failures.length > MAX_JOB_FAILURES) parts.push(`More than ${MAX_JOB_FAILURES} failed job runs in the window (the newest ${MAX_JOB_FAILURES} listed).`);
+  else if (failures) parts.push(`${failures.length} failed job ${failures.length === 1 ? "run" : "runs"} in the window.`);
   return parts.join(" ");
 }
 
@@ -192,7 +193,9 @@ export async function buildDraft(ctx: AppContext, query: DraftQuery) {
   const anchor = Date.parse(incident?.ended_at ?? w.until);
   const topRange = { since: new Date(anchor - q.top_errors_hours * 3_600_000).toISOString(), until: new Date(anchor).toISOString() };
   const top = v1 && src.errors ? await topErrors(ctx, topRange, q.top_errors_limit, q.top_errors_top_n) : null;
-  const failures = v1 && src.jobs ? await jobFailures(ctx, w) : null;
+  // One more than the list holds, so the summary can say the list was cut.
+  const failuresRead = v1 && src.jobs ? await jobFailures(ctx, w, MAX_JOB_FAILURES + 1) : null;
+  const failures = failuresRead?.slice(0, MAX_JOB_FAILURES) ?? null;
 
   const omitted: Partial<Record<SectionId, string>> = {};
   const sections: SectionId[] = ["summary", "impact", "timeline"];
@@ -212,7 +215,7 @@ export async function buildDraft(ctx: AppContext, query: DraftQuery) {
     incidents: v1 ? listed.items.map(brief) : [],
     incident,
     title: incident ? `Incident report: ${incident.title}` : `Incident report: ${w.since} to ${w.until}`,
-    summary: summaryOf(incident, w, top, failures),
+    summary: summaryOf(incident, w, top, failuresRead),
     impact: {
       severity: incident?.severity ?? null,
       severity_label: severityLabel(incident?.severity ?? null),
