@@ -134,8 +134,9 @@ export async function compareMissions(ctx: AppContext, query: WindowQuery & { li
 
 /** One mission per UTC day of the window (every day listed, zeros included), and the window's totals. */
 export async function missionAnalytics(ctx: AppContext, key: string, query: WindowQuery) {
-  await missionOrThrow(ctx.store, key);
+  // The query's own rules (days with preset) before the lookup: a bad request is 400 whatever the mission.
   const w = resolveWindow(query, ctx.clock.now(), MISSION_WINDOW_DEFAULT_DAYS);
+  await missionOrThrow(ctx.store, key);
   const byDay = await missionFigures(ctx.store, key, w.since, w.until, true);
   const totals = (await missionFigures(ctx.store, key, w.since, w.until, false)).get("") ?? noFigures();
   const series = daysOf(w).map((day) => ({ day, ...(byDay.get(day) ?? noFigures()) }));
