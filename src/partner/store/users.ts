@@ -91,11 +91,12 @@ export interface UserListFilter {
  * (`anyCaseContains`).
  */
 export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
-  const contains = (column: string) => `u.${column} ${q.dialect === "sqlite" ? "GLOB" : "~"} ?`;
+  const search = f.q === null ? null : anyCaseContains(q.dialect, f.q);
+  const contains = (column: string) => `u.${column} ${search?.test}`;
   const w = new Where()
     .add("u.partner = ? AND u.mode = ?", owner.partner, owner.mode)
     .when(f.status, "u.status = ?")
-    .when(f.q && anyCaseContains(q.dialect, f.q), `(${["external_id", "username", "display_name", "email"].map(contains).join(" OR ")})`, 4)
+    .when(search?.pattern ?? null, `(${["external_id", "username", "display_name", "email"].map(contains).join(" OR ")})`, 4)
     .when(f.email, "u.email = ?")
     .when(f.username, "u.username = ?");
   if (f.wallet !== null) {
@@ -106,13 +107,19 @@ export function listUserRows(q: Queryable, owner: Owner, f: UserListFilter) {
 }
 
 /**
- * A pattern that finds `term` anywhere in a column, in any case, in every script: each letter becomes the class of
- * its cases (`[Ää]`), for GLOB on SQLite and a regular expression (`~`) on PostgreSQL; every other character is
- * literal (a partner cannot use wildcards to enumerate). lower() would not do: SQLite's lowers ASCII letters only (a
- * stored "Иван" or "Ädam" was never found), PostgreSQL's follows the database's locale.
+ * How to find `term` anywhere in a column, in any case, in every script; its characters are literal (a partner
+ * cannot use wildcards to enumerate). An ASCII term: LIKE on SQLite (which folds ASCII letters itself), ILIKE on
+ * PostgreSQL. Any other: each letter becomes the class of its cases (`[Ää]`), for GLOB on SQLite and a regular
+ * expression (`~`) on PostgreSQL. lower() would not do: SQLite's folds ASCII letters only (a stored "Иван" or "Ädam"
+ * was never found), PostgreSQL's follows the database's locale. A q matching none of an owner's 100,000 users, over
+ * HTTP on SQLite (medians of 7, bench/README.md): lower(column) LIKE before, 55–79 ms; LIKE now, 36–37 ms; the classes
+ * of a non-ASCII term, 75 ms.
  */
-export function anyCaseContains(dialect: Dialect, term: string): string {
+export function anyCaseContains(dialect: Dialect, term: string): { test: string; pattern: string } {
   const sqlite = dialect === "sqlite";
+  if ([...term].every((c) => c.charCodeAt(0) < 128)) {
+    return { test: `${sqlite ? "LIKE" : "ILIKE"} ? ESCAPE '\\'`, pattern: `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%` };
+  }
   let out = "";
   for (const c of term) {
     const cases = [...new Set([c, c.toLowerCase(), c.toUpperCase()])].filter((v) => [...v].length === 1);
@@ -120,7 +127,7 @@ export function anyCaseContains(dialect: Dialect, term: string): string {
     else if (sqlite) out += "*?[".includes(c) ? `[${c}]` : c;
     else out += /[\\^$.|?*+()[\]{}]/.test(c) ? `\\${c}` : c;
   }
-  return sqlite ? `*${out}*` : out;
+  return sqlite ? { test: "GLOB ?", pattern: `*${out}*` } : { test: "~ ?", pattern: out };
 }
 
 /** Which rule a unique index of users and wallets enforces, on either engine (SQLite names the columns, PostgreSQL the index). */
