@@ -67,10 +67,12 @@ describe("x-codeSamples", () => {
       const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
       const op = doc.paths[path]?.[route.method.toLowerCase()];
       if (!op) continue;
-      // The sign-in forms take a form body, not JSON (docs/operations.md, "Operator sign-in and pages").
-      if (op.requestBody.content["application/x-www-form-urlencoded"]) continue;
+      // The sign-in and console forms take a form body, not JSON (docs/operations.md, "Operator sign-in and pages"):
+      // the same example machinery, every value a string (test/http/openapi-form-samples.test.ts posts one).
+      const form = op.requestBody.content["application/x-www-form-urlencoded"];
       const ts = samplesOf(op).typescript!.source;
-      const body = EXAMPLE_BODIES[exampleKey(route.method, path)] ?? sampleBody(op.requestBody.content["application/json"].schema);
+      const example = EXAMPLE_BODIES[exampleKey(route.method, path)] ?? sampleBody((form ?? op.requestBody.content["application/json"]).schema);
+      const body = form ? Object.fromEntries(Object.entries(example as object).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])) : example;
       const check = TypeCompiler.Compile(route.hooks.body);
       expect(check.Check(body) ? null : [...check.Errors(body)].map((e) => `${e.path} ${e.message}`), `${route.method} ${path}`).toBeNull();
       // The TypeScript sample sends that body.

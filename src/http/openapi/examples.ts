@@ -50,6 +50,16 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
   "POST /api/partner/reset": {},
   "POST /admin/partners/{partner}/promote": {},
   "POST /api/partner/webhook-simulator/run": { scenario_id: "claim_created" },
+  // Form bodies (application/x-www-form-urlencoded: the sign-in form and the operator console's forms): every value
+  // a string, as a browser sends it; the fields a form's handler needs besides the schema's required ones too.
+  "POST /admin/sign-in": { token: "hat_YOUR_ADMIN_TOKEN" },
+  "POST /admin/console/partners/keys/{key_id}/disable": { reason: "Key leaked in a support ticket", confirm: "yes" },
+  "POST /admin/console/partners/keys/{key_id}/rotate": { overlap_hours: "24" },
+  "POST /admin/console/dead-letters/{event_id}/replay": { reason: "Receiver fixed" },
+  "POST /admin/console/alerts/silences": { matcher: "webhooks:*", reason: "Receiver maintenance until 10:00", hours: "4" },
+  "POST /admin/console/403-digest/rules": { path_pattern: "/api/partner/users/*", reason: "Known probe from the partner's QA", expires_in_days: "7" },
+  "POST /admin/console/audit-runs/triage/{signature}": { status: "investigating", owner: "ops:ada" },
+  "POST /admin/console/messenger/missions/{mission_key}/state": { active: "0" },
 };
 
 type Json = Record<string, unknown>;

@@ -27,8 +27,28 @@ const accessOf = (op: Json): Access => {
   return "public";
 };
 
-/** The example request of an operation: URL (path parameters and required query filled in) and body. */
-function exampleRequest(baseUrl: string, path: string, method: string, op: Json) {
+const FORM = "application/x-www-form-urlencoded";
+
+/**
+ * The fields of a form body (the sign-in form, the operator console's forms): the example body, from the same
+ * machinery as a JSON body's (EXAMPLE_BODIES, else sampleBody of the form's schema), every value a string. A
+ * `csrf_token` the form declares is shown, as a placeholder saying where it comes from, when the schema requires it
+ * or when nothing else stands in for it (the sign-in form, which has no bearer token to send instead).
+ */
+function formFields(method: string, path: string, access: Access, schema: Json | undefined): Record<string, string> {
+  const example = (EXAMPLE_BODIES[exampleKey(method, path)] ?? sampleBody(schema) ?? {}) as Json;
+  const fields: Record<string, string> = {};
+  for (const [k, v] of Object.entries(example)) fields[k] = typeof v === "string" ? v : JSON.stringify(v);
+  const csrf = schema?.properties?.csrf_token as Json | undefined;
+  if (csrf && !("csrf_token" in fields) && (schema?.required?.includes("csrf_token") || access === "public")) {
+    const from = /\bGET (\/\S*)/.exec(String(csrf.description ?? ""))?.[1];
+    fields.csrf_token = from ? `<csrf_token printed into the form by GET ${from}>` : "<csrf_token printed into the page's form>";
+  }
+  return fields;
+}
+
+/** The example request of an operation: URL (path parameters and required query filled in) and body (JSON or form). */
+function exampleRequest(baseUrl: string, path: string, method: string, op: Json, access: Access) {
   const params: Json[] = op.parameters ?? [];
   const value = (name: string) => EXAMPLE_PARAMS[name] ?? name.toUpperCase();
   const filled = path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(value(name)));
@@ -36,13 +56,15 @@ function exampleRequest(baseUrl: string, path: string, method: string, op: Json)
   for (const p of params) if (p.in === "query" && p.required) query[p.name] = value(p.name);
   const search = new URLSearchParams(query).toString();
   const target = filled + (search ? `?${search}` : "");
-  // Form bodies (the sign-in forms) are posted by a browser; a JSON sample body would be refused with 415.
+  // A form route refuses a JSON body with 415: its sample sends the form's fields, urlencoded, as a browser does.
   const hasBody = !!op.requestBody?.content?.["application/json"];
   const body = hasBody ? (EXAMPLE_BODIES[exampleKey(method, path)] ?? sampleBody(op.requestBody?.content?.["application/json"]?.schema)) : undefined;
-  return { url: baseUrl.replace(/\/$/, "") + target, target, query, body };
+  const formSchema = op.requestBody?.content?.[FORM]?.schema as Json | undefined;
+  const form = !hasBody && formSchema && access !== "partner" ? formFields(method, path, access, formSchema) : undefined;
+  return { url: baseUrl.replace(/\/$/, "") + target, target, query, body, form };
 }
 
-function curlSample(access: Access, method: string, url: string, target: string, body: string | null): string {
+function curlSample(access: Access, method: string, url: string, target: string, body: string | null, form?: Record<string, string>): string {
   if (access === "partner") {
     // What `herald sign` prints for this request (one line), signed with the illustration values.
     const [first, ...rest] = signedCurl({ ...ILLUSTRATION, method, url, target, body }).words;
@@ -59,6 +81,10 @@ function curlSample(access: Access, method: string, url: string, target: string,
   const lines = [`curl -sS -X ${method} ${shellQuote(url)}`];
   if (access === "admin") lines.push(`  -H "Authorization: Bearer $HERALD_ADMIN_TOKEN"`);
   if (body) lines.push(`  -H 'Content-Type: application/json'`, `  --data-binary ${shellQuote(body)}`);
+  if (form) {
+    lines.push(`  -H 'Content-Type: ${FORM}'`);
+    for (const [k, v] of Object.entries(form)) lines.push(`  --data-urlencode ${shellQuote(`${k}=${v}`)}`);
+  }
   return lines.join(" \\\n");
 }
 
@@ -106,8 +132,10 @@ function typescriptSample(access: Access, method: string, baseUrl: string, req: 
   const headers: string[] = [];
   if (access === "admin") headers.push("Authorization: `Bearer ${process.env.HERALD_ADMIN_TOKEN}`");
   if (req.body !== undefined) headers.push(`"Content-Type": "application/json"`);
+  if (req.form) headers.push(`"Content-Type": "${FORM}"`);
   if (headers.length) init.push(`headers: { ${headers.join(", ")} }`);
   if (req.body !== undefined) init.push(`body: JSON.stringify(${tsValue(req.body)})`);
+  if (req.form) init.push(`body: new URLSearchParams(${tsValue(req.form)})`);
   return [
     `const res = await fetch(${JSON.stringify(req.url)}${init.length ? `, {\n  ${init.join(",\n  ")},\n}` : ""});`,
     jsonResponse ? "console.log(res.status, await res.json());" : "console.log(res.status, await res.text());",
@@ -126,7 +154,7 @@ export function pythonLiteral(v: unknown): string {
     .join(", ")}}`;
 }
 
-function pythonSample(access: Access, method: string, url: string, body: unknown, jsonResponse: boolean): string {
+function pythonSample(access: Access, method: string, url: string, body: unknown, jsonResponse: boolean, form?: Record<string, string>): string {
   if (access === "partner") {
     const args = [JSON.stringify(method), JSON.stringify(url), ...(body !== undefined ? [pythonLiteral(body)] : [])].join(", ");
     return [
@@ -144,10 +172,15 @@ function pythonSample(access: Access, method: string, url: string, body: unknown
   const headers: string[] = [];
   if (access === "admin") headers.push(`"Authorization": "Bearer " + os.environ["HERALD_ADMIN_TOKEN"]`);
   if (body !== undefined) headers.push(`"Content-Type": "application/json"`);
-  const data = body !== undefined ? `json.dumps(${pythonLiteral(body)}).encode()` : "None";
+  if (form) headers.push(`"Content-Type": "${FORM}"`);
+  const data = body !== undefined ? `json.dumps(${pythonLiteral(body)}).encode()` : form ? `urllib.parse.urlencode(${pythonLiteral(form)}).encode()` : "None";
   const plain = method === "GET" && headers.length === 0;
   return [
-    plain ? "import json, urllib.error, urllib.request" : "import json, os, urllib.error, urllib.request",
+    plain
+      ? "import json, urllib.error, urllib.request"
+      : form
+        ? "import json, os, urllib.error, urllib.parse, urllib.request"
+        : "import json, os, urllib.error, urllib.request",
     "",
     ...(plain ? [] : [`req = urllib.request.Request(${JSON.stringify(url)}, data=${data}, method=${JSON.stringify(method)}, headers={${headers.join(", ")}})`]),
     "try:",
@@ -167,17 +200,17 @@ export const PYTHON_SIGNER_MARKDOWN = `Python samples of signed routes import th
 export function codeSamplesOf(baseUrl: string, path: string, method: string, op: Json) {
   const m = method.toUpperCase();
   const access = accessOf(op);
-  const req = exampleRequest(baseUrl, path, m, op);
+  const req = exampleRequest(baseUrl, path, m, op, access);
   const body = req.body === undefined ? null : JSON.stringify(req.body);
   const ok = Object.entries(op.responses ?? {}).find(([s]) => /^2/.test(s))?.[1] as Json | undefined;
   const jsonResponse = !ok?.content || "application/json" in ok.content;
   return [
-    { lang: "shell", label: access === "partner" ? "curl (herald sign)" : "curl", source: curlSample(access, m, req.url, req.target, body) },
+    { lang: "shell", label: access === "partner" ? "curl (herald sign)" : "curl", source: curlSample(access, m, req.url, req.target, body, req.form) },
     {
       lang: "typescript",
       label: access === "partner" ? "TypeScript (HeraldClient)" : "TypeScript",
       source: typescriptSample(access, m, baseUrl, req, jsonResponse),
     },
-    { lang: "python", label: "Python", source: pythonSample(access, m, req.url, req.body, jsonResponse) },
+    { lang: "python", label: "Python", source: pythonSample(access, m, req.url, req.body, jsonResponse, req.form) },
   ];
 }
