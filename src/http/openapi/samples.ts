@@ -50,7 +50,10 @@ function formFields(method: string, path: string, access: Access, schema: Json |
 /** The example request of an operation: URL (path parameters and required query filled in) and body (JSON or form). */
 function exampleRequest(baseUrl: string, path: string, method: string, op: Json, access: Access) {
   const params: Json[] = op.parameters ?? [];
-  const value = (name: string) => EXAMPLE_PARAMS[name] ?? name.toUpperCase();
+  // A named example, else an id of 1 for an integer (a placeholder would be refused before the route runs), else the
+  // name as a placeholder.
+  const isInteger = (name: string) => (params.find((p) => p.name === name)?.schema as Json | undefined)?.type === "integer";
+  const value = (name: string) => EXAMPLE_PARAMS[name] ?? (isInteger(name) ? "1" : name.toUpperCase());
   const filled = path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(value(name)));
   const query: Record<string, string> = {};
   for (const p of params) if (p.in === "query" && p.required) query[p.name] = value(p.name);
