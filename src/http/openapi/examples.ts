@@ -50,6 +50,7 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
   "POST /api/partner/reset": {},
   "POST /admin/partners/{partner}/promote": {},
   "POST /api/partner/webhook-simulator/run": { scenario_id: "claim_created" },
+  "POST /api/messenger/admin/games/audience-groups": { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [4242] } },
 };
 
 type Json = Record<string, unknown>;
