@@ -79,7 +79,11 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
     .post("/api/messenger/admin/games/promos", async ({ admin, body }) => ok(await createPromo(ctx, admin, body)), {
       admin: true,
       body: PromoModel.createBody,
-      ...answers(PromoModel.created, "Create a promo code, or change its cap, expiry, audience or state with update: true (operator; audited)"),
+      ...answers(
+        PromoModel.created,
+        "Create a promo code, or change its cap, expiry, audience or state with update: true (operator; audited)",
+        createOrUpdate("update", ["code", "reward", "max_claims"]),
+      ),
     })
     .get(
       "/api/messenger/admin/games/catalog-preview",
