@@ -50,6 +50,12 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
   "POST /api/partner/reset": {},
   "POST /admin/partners/{partner}/promote": {},
   "POST /api/partner/webhook-simulator/run": { scenario_id: "claim_created" },
+  "POST /admin/ops/403-digest/suppressions": {
+    path_pattern: "/api/partner/*",
+    reason: "Scanner noise from the uptime probe",
+    owner: "ops",
+    expires_at: "2026-01-15T00:00:00Z",
+  },
   "POST /api/messenger/admin/games/promos": { code: "SPRING26", reward: { free_spins: 3, points: 50 }, max_claims: 1000, expires_at: "2026-04-01T00:00:00Z" },
   "POST /api/messenger/admin/games/audience-groups": { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [4242] } },
 };
