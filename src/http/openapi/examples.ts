@@ -57,6 +57,7 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
     expires_at: "2026-01-15T00:00:00Z",
   },
   "POST /admin/ops/alerts-monitor/silences": { matcher: "digest:*", reason: "Maintenance window", ends_at: "2026-01-02T00:00:00Z" },
+  "PATCH /admin/transparency/thresholds": { large_transfer_amount: "2000000", reason: "Treasury moves grew with the new market maker" },
   "POST /api/messenger/admin/games/promos": { code: "SPRING26", reward: { free_spins: 3, points: 50 }, max_claims: 1000, expires_at: "2026-04-01T00:00:00Z" },
   "POST /api/messenger/admin/games/audience-groups": { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [4242] } },
 };
