@@ -57,6 +57,13 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
     expires_at: "2026-01-15T00:00:00Z",
   },
   "POST /admin/ops/alerts-monitor/silences": { matcher: "digest:*", reason: "Maintenance window", ends_at: "2026-01-02T00:00:00Z" },
+  "POST /admin/transparency/declared-movements": {
+    direction: "outflow",
+    amount: "25000",
+    window_start_utc: "2026-01-31",
+    window_end_utc: "2026-02-01",
+    reason: "Quarterly market-maker top-up",
+  },
   "PATCH /admin/transparency/thresholds": { large_transfer_amount: "2000000", reason: "Treasury moves grew with the new market maker" },
   "POST /api/messenger/admin/games/promos": { code: "SPRING26", reward: { free_spins: 3, points: 50 }, max_claims: 1000, expires_at: "2026-04-01T00:00:00Z" },
   "POST /api/messenger/admin/games/audience-groups": { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [4242] } },

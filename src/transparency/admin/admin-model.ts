@@ -4,7 +4,7 @@ import { ListAnswer, PageQuery } from "../../http/pagination";
 import { intPath } from "../../http/params";
 import { DeclarationSchema, TriageRowSchema, TriageStatusSchema } from "../reports/audit-model";
 import { THRESHOLD_NAMES, type ThresholdName } from "../operator-inputs/thresholds";
-import { declareBody, Reason, strict, UtcText } from "../operator-inputs/declarations";
+import { DECLARED_AMOUNT_PATTERN, declareBody, Reason, strict, UTC_TEXT_PATTERN, UtcText } from "../operator-inputs/declarations";
 
 // Bodies of the operators' transparency routes. Unknown fields are refused (a typo must not be a silent no-op).
 
@@ -47,6 +47,12 @@ export const AdminAuditModel = {
       t.Object({ [n]: t.String({ pattern: thresholdPattern(n) }) }, { title: n, description: `Changes ${n} (and any other threshold named)` }),
     ),
   ),
+  /** declareBody's fields as declareMovement checks them, for the document (bodyChecks in the route's detail). */
+  declareChecks: {
+    amount: { pattern: DECLARED_AMOUNT_PATTERN, description: "exact decimal token amount above zero, e.g. 25000 or 1250.5" },
+    window_start_utc: { pattern: UTC_TEXT_PATTERN },
+    window_end_utc: { pattern: UTC_TEXT_PATTERN },
+  },
   triageParams: t.Object({
     signature: t.String({
       minLength: 1,

@@ -41,7 +41,10 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         body: M.declareBody,
         response: { 201: M.declarationOne },
-        detail: summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
+        detail: {
+          ...summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
+          ...bodyChecks(M.declareChecks),
+        },
       },
     )
     .post(
