@@ -64,6 +64,7 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
     window_end_utc: "2026-02-01",
     reason: "Quarterly market-maker top-up",
   },
+  "POST /api/messenger/wallet-proof/challenge": { address: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T" },
   "PATCH /admin/transparency/thresholds": { large_transfer_amount: "2000000", reason: "Treasury moves grew with the new market maker" },
   "POST /api/messenger/admin/games/promos": { code: "SPRING26", reward: { free_spins: 3, points: 50 }, max_claims: 1000, expires_at: "2026-04-01T00:00:00Z" },
   "POST /api/messenger/admin/games/audience-groups": { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [4242] } },
