@@ -47,9 +47,7 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
   "PATCH /admin/status/incidents/{incident_id}": { title: "Webhook deliveries delayed in eu-west" },
   "POST /admin/status/incidents/{incident_id}/updates": { state: "identified", message: "A slow receiver held the queue; it is drained now." },
   "POST /admin/status/subscribers": { url: "https://ops.partner.example/herald-status", description: "Pager bridge" },
-  "POST /api/partner/reset": {},
-  "POST /admin/partners/{partner}/promote": {},
-  "POST /api/partner/webhook-simulator/run": { scenario_id: "claim_created" },
+  // Bodies the route checks beyond its schema (bodyRule, bodyChecks, createOrUpdate): a sample the route takes.
   "POST /admin/ops/403-digest/suppressions": {
     path_pattern: "/api/partner/*",
     reason: "Scanner noise from the uptime probe",
@@ -68,6 +66,9 @@ export const EXAMPLE_BODIES: Record<string, unknown> = {
   "PATCH /admin/transparency/thresholds": { large_transfer_amount: "2000000", reason: "Treasury moves grew with the new market maker" },
   "POST /api/messenger/admin/games/promos": { code: "SPRING26", reward: { free_spins: 3, points: 50 }, max_claims: 1000, expires_at: "2026-04-01T00:00:00Z" },
   "POST /api/messenger/admin/games/audience-groups": { group_key: "testers", title: "Testers", rule: { telegram_user_ids: [4242] } },
+  "POST /api/partner/reset": {},
+  "POST /admin/partners/{partner}/promote": {},
+  "POST /api/partner/webhook-simulator/run": { scenario_id: "claim_created" },
 };
 
 type Json = Record<string, unknown>;
