@@ -1,3 +1,4 @@
+import { bodyChecks } from "../http/openapi/contract";
 import { Elysia } from "elysia";
 import type { Guards } from "../auth/guards";
 import type { AppContext } from "../context";
@@ -177,7 +178,12 @@ export function messengerRoutes(ctx: AppContext, guards: Guards, states: Request
       .post("/api/messenger/wallet-proof/challenge", async ({ messengerId: m, body }) => ok(await issueChallenge(ctx, m.telegramUserId, body.address)), {
         messengerId: true,
         body: WalletModel.challengeBody,
-        ...answers(WalletModel.challenge, "Wallet proof: a single-use nonce in a Sign-In-With-Solana message"),
+        ...answers(
+          WalletModel.challenge,
+          "Wallet proof: a single-use nonce in a Sign-In-With-Solana message",
+          // issueChallenge refuses an address that does not decode from base58: its characters are base58's.
+          bodyChecks({ address: { pattern: "^[1-9A-HJ-NP-Za-km-z]+$" } }),
+        ),
       })
       .post("/api/messenger/wallet-claim/verify", async ({ messengerId: m, body }) => ok(await verifyClaim(ctx, m.telegramUserId, body)), {
         messengerId: true,

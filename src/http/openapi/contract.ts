@@ -87,6 +87,17 @@ export const BODY_RULE = "x-herald-body-rule";
  */
 export const bodyRule = (rule: TSchema & { anyOf: TSchema[] }) => ({ [BODY_RULE]: rule });
 
+export const BODY_CHECKS = "x-herald-body-checks";
+
+/**
+ * Spread into the detail of a route that checks some body fields itself, after the schema (a time's or an amount's
+ * form, a non-empty object): `fields`, field name → the JSON Schema keywords that state the check (`pattern`,
+ * `minProperties`), each a condition every body the route accepts meets. The document's property carries them, so a
+ * body valid under the document is one the route accepts; the route's schema is unchanged, so its refusals keep their
+ * codes and words (`body.<field>` in details).
+ */
+export const bodyChecks = (fields: Record<string, { pattern?: string; minProperties?: number; description?: string }>) => ({ [BODY_CHECKS]: fields });
+
 const ROUTE_HEADERS = "x-herald-response-headers";
 
 /**

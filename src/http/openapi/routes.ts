@@ -7,7 +7,7 @@ import { errorCodeSchema, idempotencyReplaySchema, sharedErrorResponses, typeErr
 import { EXAMPLE_SCHEMAS } from "./examples";
 import { codeSamplesOf, PYTHON_SIGNER_MARKDOWN } from "./samples";
 import { signedMutationHeaders } from "./headers";
-import { addRouteHeaders, BODY_RULE, completeOperation, conditionalGet, HEADERS, type Operation, takeMark } from "./contract";
+import { addRouteHeaders, BODY_CHECKS, BODY_RULE, completeOperation, conditionalGet, HEADERS, type Operation, takeMark } from "./contract";
 import { docsUiRoutes } from "./ui";
 import { numericSpecOf } from "../params";
 import { declaresFormBody, FORM_CONTENT_TYPE } from "../body/form-body";
@@ -141,6 +141,12 @@ function addRouteDeclarations(app: AnyElysia, paths: OpenApiDocument["paths"]): 
       // A rule across fields the route checks itself (contract.ts bodyRule): its shapes, one of which the body takes.
       const rule = takeMark<{ anyOf?: unknown[] }>(op, BODY_RULE);
       if (rule?.anyOf) schema.anyOf = rule.anyOf;
+      // Checks of single fields the route makes itself (contract.ts bodyChecks): on the field's own schema.
+      for (const [field, keywords] of Object.entries(takeMark<Record<string, object>>(op, BODY_CHECKS) ?? {})) {
+        const property = schema.properties?.[field];
+        if (!property) throw new Error(`bodyChecks: ${route.method} ${route.path} has no body field ${field}`);
+        schema.properties[field] = { ...property, ...keywords };
+      }
       // The sign-in forms (src/http/body/form-body.ts) declare their form content type; the schema goes under it.
       const type = declaresFormBody(route.hooks.detail) ? FORM_CONTENT_TYPE : "application/json";
       // An absent body is `{}` on an object route (RouteIndex.absentBodyIsEmpty): one with no required field takes none.

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { createOrUpdate } from "../../http/openapi/contract";
+import { bodyChecks, createOrUpdate } from "../../http/openapi/contract";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
 import { isTruthyFlag } from "../../http/envelope";
@@ -35,7 +35,8 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
       ...answers(
         M.groupSaved,
         "Create an audience group, or change one with update: true (operator; audited)",
-        createOrUpdate("update", ["group_key", "title", "rule"]),
+        // An empty rule would be the built-in group all: saveAudienceGroup refuses it.
+        { ...createOrUpdate("update", ["group_key", "title", "rule"]), ...bodyChecks({ rule: { minProperties: 1 } }) },
       ),
     })
     .get(
@@ -78,7 +79,11 @@ export function adminGamesConfigRoutes(ctx: AppContext, guards: Guards) {
     .post("/api/messenger/admin/games/promos", async ({ admin, body }) => ok(await createPromo(ctx, admin, body)), {
       admin: true,
       body: PromoModel.createBody,
-      ...answers(PromoModel.created, "Create a promo code, or change its cap, expiry, audience or state with update: true (operator; audited)"),
+      ...answers(
+        PromoModel.created,
+        "Create a promo code, or change its cap, expiry, audience or state with update: true (operator; audited)",
+        createOrUpdate("update", ["code", "reward", "max_claims"]),
+      ),
     })
     .get(
       "/api/messenger/admin/games/catalog-preview",

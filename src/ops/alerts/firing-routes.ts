@@ -1,7 +1,9 @@
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
+import { bodyChecks } from "../../http/openapi/contract";
 import { refuses } from "../../http/routes/declare";
+import { END_TIME_PATTERN } from "../digest/suppressions";
 import { listAnswer, parsePage, slicePage } from "../../http/pagination";
 import { createSilence, expireSilence, listSilences } from "./silences";
 import { firingAlerts } from "./views";
@@ -63,6 +65,8 @@ export function alertsFiringRoutes(ctx: AppContext, guards: Guards) {
         response: { 201: M.silenceOne },
         detail: {
           summary: "Silence alerts matching a key or pattern until a time (≤ 30 days), with a reason; audited. Silenced alerts are recorded, not sent",
+          // endProblem's form of a time (its date, the future and the 30 days are its own).
+          ...bodyChecks({ ends_at: { pattern: END_TIME_PATTERN } }),
         },
       },
     )

@@ -8,6 +8,7 @@ import { intPath, intQuery } from "../../http/params";
 import { nullable as Nullable } from "../../http/routes/declare";
 import { EXPORT_COLUMNS, type ExportColumn } from "./export";
 import { TREND_DEFAULT_H, TREND_DEFAULT_W } from "./trend-png";
+import { CLIENT_PREFIX_PATTERN, END_TIME_PATTERN } from "./suppressions";
 
 const strict = { additionalProperties: false } as const;
 const Num = t.Number();
@@ -125,6 +126,19 @@ export const DigestModel = {
     },
     strict,
   ),
+  /** suppressionBody's rule, for the document (bodyRule in the route's detail): createSuppression refuses a rule matching everything. */
+  suppressionRule: t.Union(
+    (["path_pattern", "partner_key_id", "client_prefix"] as const).map((f) =>
+      t.Object({ [f]: t.String({ minLength: 1 }) }, { title: f, description: `Matches by ${f} (and any other field given)` }),
+    ),
+  ),
+  /** suppressionBody's fields as createSuppression checks them, for the document (bodyChecks in the route's detail). */
+  suppressionChecks: {
+    // endProblem's form of a time (its date, the future and the 90 days are its own).
+    expires_at: { pattern: END_TIME_PATTERN },
+    // normalizePrefix's form, on the trimmed text: an address, then /24 or /48 (the address itself is its own check).
+    client_prefix: { pattern: CLIENT_PREFIX_PATTERN },
+  },
   suppressionListQuery: t.Object({
     ...PageQuery,
     state: t.Optional(t.Union([t.Literal("active"), t.Literal("expired"), t.Literal("revoked")])),

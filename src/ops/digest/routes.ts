@@ -4,7 +4,7 @@ import type { AppContext } from "../../context";
 import { csvResponse, csvTable } from "../../http/formats/csv";
 import { operatorCsvDoc } from "../../http/openapi/csv-doc";
 import { exportPair } from "../../http/exports/pair";
-import { downloads } from "../../http/openapi/contract";
+import { bodyChecks, bodyRule, downloads } from "../../http/openapi/contract";
 import { refusal, refuses } from "../../http/routes/declare";
 import { listAnswer, parsePage } from "../../http/pagination";
 import { buildDigest } from "./service";
@@ -107,7 +107,11 @@ export function digestRoutes(ctx: AppContext, guards: Guards) {
           admin: true,
           body: M.suppressionBody,
           response: { 201: M.suppressionOne },
-          detail: { summary: "Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)" },
+          detail: {
+            summary: "Add a rule (path pattern and/or partner key and/or client prefix, reason, owner, expiry ≤ 90 days; audited)",
+            ...bodyRule(M.suppressionRule),
+            ...bodyChecks(M.suppressionChecks),
+          },
         },
       )
       .post(`${BASE}/suppressions/:id/revoke`, async ({ params, admin }) => ok({ rule: await revokeSuppression(ctx, admin, params.id) }), {

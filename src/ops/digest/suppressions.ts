@@ -46,10 +46,17 @@ export function normalizePrefix(raw: string): string | null {
   return canonical.endsWith(raw.slice(slash)) ? canonical : null;
 }
 
+/** normalizePrefix's form of a trimmed prefix, the document's pattern: something before the first slash, then /24 or /48. */
+export const CLIENT_PREFIX_PATTERN = "^\\s*[^/]+/(?:24|48)\\s*$";
+
+/** How an end time starts (endProblem's first check), the document's pattern of its body fields: a date, then T. */
+export const END_TIME_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T";
+const END_TIME = new RegExp(END_TIME_PATTERN);
+
 /** What is wrong with an end time (a rule's expiry, a silence's end): not ISO 8601, not ahead, or past `maxDays`; null when fine. */
 export function endProblem(raw: string, now: Date, maxDays: number): string | null {
   const ms = Date.parse(raw);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(ms)) return "must be an ISO 8601 time such as 2026-01-15T00:00:00Z";
+  if (!END_TIME.test(raw) || Number.isNaN(ms)) return "must be an ISO 8601 time such as 2026-01-15T00:00:00Z";
   if (ms <= now.getTime()) return "must be in the future";
   return ms > now.getTime() + maxDays * 86_400_000 ? `must be at most ${maxDays} days ahead` : null;
 }

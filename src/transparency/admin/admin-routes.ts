@@ -2,6 +2,7 @@ import { auditRunsPageRoutes } from "./audit-runs-page";
 import { Elysia } from "elysia";
 import type { Guards } from "../../auth/guards";
 import type { AppContext } from "../../context";
+import { bodyChecks, bodyRule } from "../../http/openapi/contract";
 import { refuses } from "../../http/routes/declare";
 import { listAnswer, parsePage } from "../../http/pagination";
 import { AdminAuditModel as M } from "./admin-model";
@@ -40,7 +41,10 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         body: M.declareBody,
         response: { 201: M.declarationOne },
-        detail: summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
+        detail: {
+          ...summary("Declare an expected treasury movement: a matching transaction is not an anomaly (audited)"),
+          ...bodyChecks(M.declareChecks),
+        },
       },
     )
     .post(
@@ -64,7 +68,11 @@ export function transparencyAdminRoutes(ctx: AppContext, guards: Guards) {
         admin: true,
         body: M.thresholdsBody,
         response: { 200: M.thresholdsAnswer },
-        detail: summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
+        detail: {
+          ...summary("Change thresholds; each change is recorded with owner and reason (threshold-history.json; audited)"),
+          ...bodyRule(M.thresholdsRule),
+          ...bodyChecks(M.thresholdsChecks),
+        },
       },
     )
     .put(`${P}/triage/:signature`, async ({ params, body, admin }) => ok({ triage: await setTriage(ctx, admin, params.signature, body) }), {

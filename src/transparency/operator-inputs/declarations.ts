@@ -61,6 +61,14 @@ export async function activeDeclarations(q: Queryable): Promise<ActiveDeclaratio
 
 export const strict = { additionalProperties: false } as const;
 export const Reason = t.String({ minLength: 3, maxLength: 1000, description: "why; published with the change" });
+/** utcOrThrow's form of a UTC date or date-time ending in Z (the calendar check is its own), the document's pattern. */
+export const UTC_TEXT_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,3})?)?Z)?$";
+const UTC_TEXT = new RegExp(UTC_TEXT_PATTERN);
+/**
+ * declareMovement's amount on the trimmed text (parseUnitsOrThrow's decimal), above zero (a digit other than 0): the
+ * document's pattern; the mint's fractional digits are the route's.
+ */
+export const DECLARED_AMOUNT_PATTERN = "^\\s*(?=[0-9.]*[1-9])[0-9]{1,30}(\\.[0-9]{1,30})?\\s*$";
 export const UtcText = (description: string) =>
   t.String({ minLength: 10, maxLength: 30, description: `${description}: a UTC date (2026-01-31) or date-time ending in Z` });
 
@@ -90,7 +98,7 @@ export const declareBody = t.Object(
 /** A UTC date or date-time ending in Z as ISO text, or a 400 naming the field (`example` follows "a UTC date" in its message). */
 export const utcOrThrow = (text: string, field: string, example = " (2026-01-31)"): string => {
   const ms = parseCalendarStrict(text);
-  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/.test(text) || Number.isNaN(ms)) {
+  if (!UTC_TEXT.test(text) || Number.isNaN(ms)) {
     throw new AppError("invalid_payload", `${field} must be a UTC date${example} or date-time ending in Z`, {
       details: [{ field, problem: "must be a UTC date or date-time ending in Z" }],
     });
