@@ -153,7 +153,8 @@ function summaryOf(incident: IncidentView | null, window: TimeRange, top: TopErr
       `${top.error_requests} failed requests (${top.server_errors} server errors) among the ${top.rows_read} requests read from ${top.window.since} to ${top.window.until}${lead ? `; the most frequent code was ${lead.error_code} (${lead.count})` : ""}.`,
     );
   }
-  if (failures && failures.length > MAX_JOB_FAILURES) parts.push(`More than ${MAX_JOB_FAILURES} failed job runs in the window (the newest ${MAX_JOB_FAILURES} listed).`);
+  if (failures && failures.length > MAX_JOB_FAILURES)
+    parts.push(`More than ${MAX_JOB_FAILURES} failed job runs in the window (the newest ${MAX_JOB_FAILURES} listed).`);
   else if (failures) parts.push(`${failures.length} failed job ${failures.length === 1 ? "run" : "runs"} in the window.`);
   return parts.join(" ");
 }
