@@ -128,8 +128,14 @@ export const DigestModel = {
   ),
   /** suppressionBody's rule, for the document (bodyRule in the route's detail): createSuppression refuses a rule matching everything. */
   suppressionRule: t.Union(
-    (["path_pattern", "partner_key_id", "client_prefix"] as const).map((f) =>
-      t.Object({ [f]: t.String({ minLength: 1 }) }, { title: f, description: `Matches by ${f} (and any other field given)` }),
+    (
+      [
+        ["path_pattern", 200],
+        ["partner_key_id", 128],
+        ["client_prefix", 64],
+      ] as const
+    ).map(([f, maxLength]) =>
+      t.Object({ [f]: t.String({ minLength: 1, maxLength }) }, { title: f, description: `Matches by ${f} (and any other field given)` }),
     ),
   ),
   /** suppressionBody's fields as createSuppression checks them, for the document (bodyChecks in the route's detail). */
