@@ -69,17 +69,13 @@ const DEAD_SINCE = "d.partner = ? AND d.mode = ? AND d.status = 'dead_letter' AN
 
 /** How many of the owner's deliveries were dead-lettered at or after `sinceIso` (the partner status's last hour). */
 export const deadLettersSince = (q: Queryable, owner: Owner, sinceIso: string) =>
-  countOf(q, "SELECT count(*) AS n FROM webhook_deliveries WHERE partner = ? AND mode = ? AND status = 'dead_letter' AND updated_at >= ?", [
-    owner.partner,
-    owner.mode,
-    sinceIso,
-  ]);
+  countOf(q, `SELECT count(*) AS n FROM webhook_deliveries d WHERE ${DEAD_SINCE}`, [owner.partner, owner.mode, sinceIso]);
 
 /** The owner's dead letters since `sinceIso`: the newest 200, their number, and counts by event type and by reason. */
 export async function deadLetterRows(q: Queryable, owner: Owner, sinceIso: string) {
   const p = [owner.partner, owner.mode, sinceIso];
   const rows = await q.all<DeliveryRow>(`${SELECT} WHERE ${DEAD_SINCE} ORDER BY d.id DESC LIMIT 200`, p);
-  const n = await countOf(q, `SELECT count(*) AS n FROM webhook_deliveries d WHERE ${DEAD_SINCE}`, p);
+  const n = await deadLettersSince(q, owner, sinceIso);
   const byType = await q.all<{ event_type: string; count: number }>(
     `SELECT e.event_type, count(*) AS count FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE ${DEAD_SINCE}
      GROUP BY e.event_type ORDER BY count DESC, e.event_type`,
