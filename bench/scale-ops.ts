@@ -195,6 +195,9 @@ export function routeOperations(
     // Past the deepest offset (10,000): refused at once with 400 offset_too_large, which names the cursor instead.
     { ...signed(`/api/salutes/ledger?user_id=${data.heavyUserId}&offset=500000`), expectStatus: 400 },
     signed(`/api/partner/user-lookup?email=${encodeURIComponent(data.lookupEmail)}`),
+    // A substring no user holds: one window of the owner's users a page (SEARCH_WINDOW), not all of them.
+    signed("/api/partner/users?q=zzz-none"),
+    signed("/api/partner/users?status=suspended"),
     signed("/api/partner/webhooks/dlq?hours=720"),
     admin("/admin/ops/403-digest"),
     admin("/admin/ops/403-digest/probe-trend.png"),

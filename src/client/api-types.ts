@@ -823,7 +823,7 @@ export interface Operations {
         cursor?: string;
         include_meta?: string;
         status?: "active" | "suspended";
-        /** Substring of external_id, username, display_name or email */
+        /** Substring of external_id, username, display_name or email, in any case. A page looks through at most 10,000 users (newest first from where it starts): it can be short, even empty, with has_more; follow next_cursor */
         q?: string;
         include_wallets?: "0" | "1" | "true" | "false";
       };
@@ -1069,7 +1069,7 @@ export interface Operations {
         /** opaque next_cursor from the previous page */
         cursor?: string;
         include_meta?: string;
-        /** Substring of external_id, username, display_name or email */
+        /** Substring of external_id, username, display_name or email, in any case. A page looks through at most 10,000 users (newest first from where it starts): it can be short, even empty, with has_more; follow next_cursor */
         q?: string;
         /** Exact, case-insensitive */
         email?: string;
@@ -1117,7 +1117,7 @@ export interface Operations {
         cursor?: string;
         include_meta?: string;
         status?: "active" | "suspended";
-        /** Substring of external_id, username, display_name or email */
+        /** Substring of external_id, username, display_name or email, in any case. A page looks through at most 10,000 users (newest first from where it starts): it can be short, even empty, with has_more; follow next_cursor */
         q?: string;
         include_wallets?: "0" | "1" | "true" | "false";
       };

@@ -30,6 +30,8 @@ export const partnerUsers = sqliteTable(
     // mode = ? ORDER BY id DESC, walked from the newest and stopped at the page's end. Without it every page sorted all
     // of the owner's users.
     index("partner_users_owner_idx").on(t.partner, t.mode, t.id),
+    // The owner's users of one status newest first (status=suspended finds its few down this, not the owner's walk).
+    index("partner_users_status_idx").on(t.partner, t.mode, t.status, t.id),
   ],
 );
 

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { queryProblem } from "../http/errors/errors";
-import { pageOf, type PageRequest } from "../http/pagination";
+import { encodeCursor, pageOf, type PageRequest } from "../http/pagination";
 import { listUserRows } from "./store/users";
 import type { UsersModel } from "./users-model";
 import { userView } from "./users-service";
@@ -14,7 +14,8 @@ const blankToNull = (s: string | undefined) => (s === undefined || s.trim() === 
 
 /**
  * GET /users and GET /user-lookup: this owner's users, newest first, keyset-paged by id. Only the filters given
- * reach the statement (listUserRows), so that each exact one finds its rows down its index.
+ * reach the statement (listUserRows), so that each exact one finds its rows down its index; a q search looks through
+ * a bounded window of users a page, so its page can be short with `has_more` (follow `next_cursor`).
  */
 export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilter, page: PageRequest) {
   if (page.after !== null && typeof page.after !== "number") {
@@ -24,7 +25,7 @@ export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilte
   const email = blankToNull(filter.email)?.toLowerCase() ?? null;
   const username = blankToNull(filter.username)?.toLowerCase() ?? null;
   const wallet = blankToNull(filter.wallet);
-  const rows = await listUserRows(ctx.store, owner, {
+  const { rows, searchedTo } = await listUserRows(ctx.store, owner, {
     status: filter.status ?? null,
     q,
     email,
@@ -35,6 +36,8 @@ export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilte
     offset: page.offset,
   });
   const p = pageOf(rows, page, (r) => r.id);
+  // A q search that stopped at its window before the owner's users ended: the next page starts below it.
+  if (searchedTo !== null) p.pagination = { has_more: true, next_offset: null, next_cursor: encodeCursor(searchedTo) };
   const ids = p.items.map((u) => u.id);
   const wallets = filter.includeWallets ? await walletsByUser(ctx.store, ids) : null;
   return {

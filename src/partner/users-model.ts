@@ -3,6 +3,7 @@ import { Envelope } from "../http/envelope";
 import { ListAnswer, PageQuery, type PageQueryEcho } from "../http/pagination";
 import { named } from "../http/openapi/names";
 import { nullable } from "../http/routes/declare";
+import { SEARCH_WINDOW } from "./store/users";
 
 const flag = t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1|true to include" }));
 /** A wallet flag of a link: a boolean, or 1/0 as wallet links show it. */
@@ -55,6 +56,13 @@ const Links = t.Record(t.String(), t.String(), { description: "Relative paths; U
 
 const listOf = (filters: Parameters<typeof PageQueryEcho>[0]) => Envelope({ ...ListAnswer("users", t.Array(User), filters), docs_links: Links, links: Links });
 /** The filters every user list echoes as applied (q trimmed, null when absent). */
+/** `q`: no index holds a substring, so a page looks through a bounded window of users (SEARCH_WINDOW). */
+const searchTerm = t.Optional(
+  t.String({
+    maxLength: 200,
+    description: `Substring of external_id, username, display_name or email, in any case. A page looks through at most ${SEARCH_WINDOW.toLocaleString("en-US")} users (newest first from where it starts): it can be short, even empty, with has_more; follow next_cursor`,
+  }),
+);
 const userFilters = { status: nullable(t.String()), q: nullable(t.String()), include_wallets: t.Boolean() };
 const List = listOf(userFilters);
 const LookupList = listOf({
@@ -96,12 +104,12 @@ export const UsersModel = {
   listQuery: t.Object({
     ...PageQuery,
     status: t.Optional(statusEnum),
-    q: t.Optional(t.String({ maxLength: 200, description: "Substring of external_id, username, display_name or email" })),
+    q: searchTerm,
     include_wallets: flag,
   }),
   lookupQuery: t.Object({
     ...PageQuery,
-    q: t.Optional(t.String({ maxLength: 200, description: "Substring of external_id, username, display_name or email" })),
+    q: searchTerm,
     email: t.Optional(t.String({ maxLength: 254, description: "Exact, case-insensitive" })),
     username: t.Optional(t.String({ maxLength: 32, description: "Exact, case-insensitive" })),
     wallet: t.Optional(t.String({ maxLength: 128, description: "Exact address of any linked wallet" })),
