@@ -114,6 +114,15 @@ export function signInRoutes(ctx: AppContext, guards: Guards) {
           tags: ["admin"],
           summary: "Trade an admin token for a session cookie (form post); 303 to `next` (an /admin/ path) or the config page",
           requestBody: formRequestBody("Form fields token, csrf_token and optional next"),
+          parameters: [
+            {
+              in: "cookie",
+              name: SIGN_IN_CSRF_COOKIE,
+              required: false,
+              description: `The form's CSRF cookie, set by GET ${SIGN_IN_PATH}: send it back with the form's csrf_token (the same value). Without it, or with another value, 403`,
+              schema: { type: "string" },
+            },
+          ],
           responses: {
             ...seeOther,
             401: { description: "Not a valid admin token (the form again for a browser, else the envelope)" },

@@ -66,11 +66,15 @@ test("the sign-in sample's form body, with a real admin token and the form's CSR
     .getSetCookie()
     .find((c) => c.startsWith("herald_signin_csrf="))!
     .split(";")[0]!;
+  // The sample sends the cookie back (-b), as a placeholder naming the GET that set it: the document declares it.
+  const sent = /^ {2}-b '([^']+)'/m.exec(shell)?.[1];
+  expect(sent).toBe("herald_signin_csrf=<the herald_signin_csrf cookie GET /admin/sign-in set>");
+  expect(op.parameters).toContainEqual(expect.objectContaining({ in: "cookie", name: "herald_signin_csrf" }));
   const token = await createAdminToken(h);
   const body = new URLSearchParams(fields.map(([k, v]): [string, string] => [k, k === "token" ? token : k === "csrf_token" ? csrf : v])).toString();
   const res = await h.request("/admin/sign-in", {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: sent!.replace(/<[^>]+>/, cookie.split("=")[1]!) },
     body,
   });
   expect(res.status).not.toBe(400);

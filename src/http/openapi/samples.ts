@@ -64,10 +64,33 @@ function exampleRequest(baseUrl: string, path: string, method: string, op: Json,
   const body = hasBody ? (EXAMPLE_BODIES[exampleKey(method, path)] ?? sampleBody(op.requestBody?.content?.["application/json"]?.schema)) : undefined;
   const formSchema = op.requestBody?.content?.[FORM]?.schema as Json | undefined;
   const form = !hasBody && formSchema && access !== "partner" ? formFields(method, path, access, formSchema) : undefined;
-  return { url: baseUrl.replace(/\/$/, "") + target, target, query, body, form };
+  return { url: baseUrl.replace(/\/$/, "") + target, target, query, body, form, cookie: cookieOf(params) };
 }
 
-function curlSample(access: Access, method: string, url: string, target: string, body: string | null, form?: Record<string, string>): string {
+/**
+ * The Cookie header of the cookies an operation declares (the sign-in form's CSRF cookie), each value a placeholder
+ * saying where it comes from (the GET its description names), or null when it declares none.
+ */
+function cookieOf(params: Json[]): string | null {
+  const cookies = params.filter((p) => p.in === "cookie");
+  if (!cookies.length) return null;
+  return cookies
+    .map((p) => {
+      const from = /\bset by GET (\/[^\s:;,]*)/.exec(String(p.description ?? ""))?.[1];
+      return `${p.name}=<the ${p.name} cookie ${from ? `GET ${from} set` : "Herald set"}>`;
+    })
+    .join("; ");
+}
+
+function curlSample(
+  access: Access,
+  method: string,
+  url: string,
+  target: string,
+  body: string | null,
+  form?: Record<string, string>,
+  cookie?: string | null,
+): string {
   if (access === "partner") {
     // What `herald sign` prints for this request (one line), signed with the illustration values.
     const [first, ...rest] = signedCurl({ ...ILLUSTRATION, method, url, target, body }).words;
@@ -83,6 +106,7 @@ function curlSample(access: Access, method: string, url: string, target: string,
   }
   const lines = [`curl -sS -X ${method} ${shellQuote(url)}`];
   if (access === "admin") lines.push(`  -H "Authorization: Bearer $HERALD_ADMIN_TOKEN"`);
+  if (cookie) lines.push(`  -b ${shellQuote(cookie)}`);
   if (body) lines.push(`  -H 'Content-Type: application/json'`, `  --data-binary ${shellQuote(body)}`);
   if (form) {
     lines.push(`  -H 'Content-Type: ${FORM}'`);
@@ -134,6 +158,7 @@ function typescriptSample(access: Access, method: string, baseUrl: string, req: 
   if (method !== "GET") init.push(`method: ${JSON.stringify(method)}`);
   const headers: string[] = [];
   if (access === "admin") headers.push("Authorization: `Bearer ${process.env.HERALD_ADMIN_TOKEN}`");
+  if (req.cookie) headers.push(`Cookie: ${JSON.stringify(req.cookie)}`);
   if (req.body !== undefined) headers.push(`"Content-Type": "application/json"`);
   if (req.form) headers.push(`"Content-Type": "${FORM}"`);
   if (headers.length) init.push(`headers: { ${headers.join(", ")} }`);
@@ -157,7 +182,15 @@ export function pythonLiteral(v: unknown): string {
     .join(", ")}}`;
 }
 
-function pythonSample(access: Access, method: string, url: string, body: unknown, jsonResponse: boolean, form?: Record<string, string>): string {
+function pythonSample(
+  access: Access,
+  method: string,
+  url: string,
+  body: unknown,
+  jsonResponse: boolean,
+  form?: Record<string, string>,
+  cookie?: string | null,
+): string {
   if (access === "partner") {
     const args = [JSON.stringify(method), JSON.stringify(url), ...(body !== undefined ? [pythonLiteral(body)] : [])].join(", ");
     return [
@@ -174,6 +207,7 @@ function pythonSample(access: Access, method: string, url: string, body: unknown
   }
   const headers: string[] = [];
   if (access === "admin") headers.push(`"Authorization": "Bearer " + os.environ["HERALD_ADMIN_TOKEN"]`);
+  if (cookie) headers.push(`"Cookie": ${JSON.stringify(cookie)}`);
   if (body !== undefined) headers.push(`"Content-Type": "application/json"`);
   if (form) headers.push(`"Content-Type": "${FORM}"`);
   const data = body !== undefined ? `json.dumps(${pythonLiteral(body)}).encode()` : form ? `urllib.parse.urlencode(${pythonLiteral(form)}).encode()` : "None";
@@ -208,12 +242,16 @@ export function codeSamplesOf(baseUrl: string, path: string, method: string, op:
   const ok = Object.entries(op.responses ?? {}).find(([s]) => /^2/.test(s))?.[1] as Json | undefined;
   const jsonResponse = !ok?.content || "application/json" in ok.content;
   return [
-    { lang: "shell", label: access === "partner" ? "curl (herald sign)" : "curl", source: curlSample(access, m, req.url, req.target, body, req.form) },
+    {
+      lang: "shell",
+      label: access === "partner" ? "curl (herald sign)" : "curl",
+      source: curlSample(access, m, req.url, req.target, body, req.form, req.cookie),
+    },
     {
       lang: "typescript",
       label: access === "partner" ? "TypeScript (HeraldClient)" : "TypeScript",
       source: typescriptSample(access, m, baseUrl, req, jsonResponse),
     },
-    { lang: "python", label: "Python", source: pythonSample(access, m, req.url, req.body, jsonResponse, req.form) },
+    { lang: "python", label: "Python", source: pythonSample(access, m, req.url, req.body, jsonResponse, req.form, req.cookie) },
   ];
 }
