@@ -1,0 +1,188 @@
+// Growth audit (2026-11-30): request-path lists that walk an index newest first and test a predicate the index does
+// not hold, so a filter value few rows match walks every row of the owner on each request. Each case seeds one old
+// matching row under many that do not match, times the route over HTTP at two sizes (the rows grow 10×, the match
+// stays the oldest) and asserts what a bounded read would give: the time at the larger size under three times the
+// smaller's. These do NOT hold today (the walks are unbounded); this file is kept apart so the rest can merge green.
+//
+// GET /api/partner/webhook-events (src/webhooks/deliveries-store.ts listDeliveryRows): event_type (a JOIN condition
+// on events), reason_tag (a column and an EXISTS), status and webhook_id are tested on the entries of
+// deliveries_partner_idx (partner, mode, id), which holds none of them; so are from and to (created_at): a `to` before
+// all but the oldest delivery, or a `from` after every one, walks them all too.
+// GET /api/partner/sandbox/webhook-events (src/sandbox/store.ts sandboxDeliveryRows): user_id (a json field of the
+// event's data) and event_type, the same walk.
+// GET /api/messenger/admin/games/user-profiles?linked=true (src/messenger/store/players.ts playersPage, operators):
+// linked_user_id IS NOT NULL tested on the entries of messenger_players_points_idx (points_earned, telegram_user_id).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { openMessengerApp } from "../messenger/support";
+import type { TestApp } from "../support/app";
+import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
+
+const AT = "2026-01-01T00:00:00.000Z";
+/** The cancelled delivery's created_at: the only one before the `to` case asks (2025-12-31). */
+const OLD = "2025-06-01T00:00:00.000Z";
+/** The rows of each owner (Acme live, Acme sandbox) at the two sizes. */
+const SMALL = 10_000;
+const LARGE = 100_000;
+/** Ids of the rare rows, the oldest of all: an event of a rare type, a cancelled delivery with a rare tag on a second webhook. */
+const RARE_LIVE = 1;
+const RARE_SANDBOX = 2;
+const CANCELLED = 3;
+
+let h = undefined as unknown as TestApp;
+let live = undefined as unknown as TestKey;
+let sandbox = undefined as unknown as TestKey;
+let admin: Record<string, string> = {};
+/** The first bulk id: after the rare rows and the sandbox fixture's own (made at its first request). */
+let firstBulk = 0;
+/** Rows seeded so far of each owner's bulk (ids firstBulk … firstBulk + 2 * seeded - 1, alternating live and sandbox). */
+let seeded = 0;
+
+const overIntegers = (from: number, to: number, insert: string) =>
+  `WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${to}) ${insert} FROM n ORDER BY i`;
+
+/** The one linked player: the fewest points, so the last of the points order. */
+const LINKED_PLAYER = 1;
+const FIRST_PLAYER = 10;
+
+/** Bulk events, deliveries and players up to `perOwner` rows of each owner (and players), none matching the rare filters. */
+async function growTo(perOwner: number): Promise<void> {
+  const from = firstBulk + 2 * seeded;
+  const to = firstBulk + 2 * perOwner - 1;
+  await h.ctx.store.tx(async (t) => {
+    await t.run(
+      overIntegers(
+        from,
+        to,
+        `INSERT INTO events (id, public_id, partner, mode, event_type, data, created_at)
+         SELECT i, 'evt_w' || i, 'Acme', CASE WHEN i % 2 = 0 THEN 'sandbox' ELSE 'live' END, 'salutes.credit', '{"user_id":"1000"}', '${AT}'`,
+      ),
+    );
+    await t.run(
+      overIntegers(
+        from,
+        to,
+        `INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, reason_tag, created_at, updated_at)
+         SELECT i, i, CASE WHEN i % 2 = 0 THEN 9003 ELSE 9001 END, 'Acme', CASE WHEN i % 2 = 0 THEN 'sandbox' ELSE 'live' END, 'succeeded', NULL, '${AT}', '${AT}'`,
+      ),
+    );
+    await t.run(
+      overIntegers(
+        FIRST_PLAYER + seeded,
+        FIRST_PLAYER + perOwner - 1,
+        `INSERT INTO messenger_players (telegram_user_id, first_name, points_earned, created_at, last_seen_at) SELECT i, 'P' || i, 1 + i % 1000, '${AT}', '${AT}'`,
+      ),
+    );
+  });
+  seeded = perOwner;
+}
+
+beforeAll(async () => {
+  h = await openMessengerApp();
+  live = await createKey(h);
+  admin = { authorization: `Bearer ${await createAdminToken(h)}` };
+  sandbox = await createKey(h, { mode: "sandbox" });
+  await h.ctx.store.tx(async (t) => {
+    for (const [id, mode] of [
+      [9001, "live"],
+      [9002, "live"],
+      [9003, "sandbox"],
+    ] as const) {
+      await t.run(
+        "INSERT INTO webhooks (id, partner, mode, event_type, target_url, secret_ciphertext, created_at, updated_at) VALUES (?, 'Acme', ?, '*', 'https://hooks.example.com/h', 'c', ?, ?)",
+        [id, mode, AT, AT],
+      );
+    }
+    const rare: Array<[number, string, string, string, number, string, string | null]> = [
+      [RARE_LIVE, "live", "users.deleted", '{"user_id":"7"}', 9001, "succeeded", null],
+      [RARE_SANDBOX, "sandbox", "users.deleted", '{"user_id":"7"}', 9003, "succeeded", null],
+      [CANCELLED, "live", "salutes.credit", '{"user_id":"1000"}', 9002, "cancelled", "receiver_fix"],
+    ];
+    await t.run(
+      "INSERT INTO messenger_players (telegram_user_id, first_name, points_earned, linked_user_id, linked_by, created_at, last_seen_at) VALUES (?, 'Linked', 0, 1, 'test', ?, ?)",
+      [LINKED_PLAYER, AT, AT],
+    );
+    for (const [id, mode, type, data, webhook, status, tag] of rare) {
+      await t.run("INSERT INTO events (id, public_id, partner, mode, event_type, data, created_at) VALUES (?, ?, 'Acme', ?, ?, ?, ?)", [
+        id,
+        `evt_rare${id}`,
+        mode,
+        type,
+        data,
+        AT,
+      ]);
+      await t.run(
+        "INSERT INTO webhook_deliveries (id, event_id, webhook_id, partner, mode, status, reason_tag, created_at, updated_at) VALUES (?, ?, ?, 'Acme', ?, ?, ?, ?, ?)",
+        [id, id, webhook, mode, status, tag, id === CANCELLED ? OLD : AT, AT],
+      );
+    }
+  });
+  // The sandbox's fixture is made at its first request: before the bulk, so the rare rows stay the oldest that match.
+  expect((await signedJson(h, sandbox, "GET", "/api/partner/sandbox/webhook-events?limit=1")).status).toBe(200);
+  const top = await h.ctx.store.get<{ n: number }>(
+    "SELECT max(n) AS n FROM (SELECT max(id) AS n FROM events UNION ALL SELECT max(id) FROM webhook_deliveries) m",
+  );
+  firstBulk = (top?.n ?? 0) + 1;
+}, 120_000);
+afterAll(() => h?.close());
+
+/** The median of five timed calls (after one untimed), in ms, and the ids the route answered. */
+async function timed(key: TestKey | "admin", target: string): Promise<{ ms: number; ids: number[] }> {
+  const call = async () => {
+    const r = key === "admin" ? await h.json(target, { headers: admin }) : await signedJson(h, key, "GET", target);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    if (key === "admin") return (r.body.players as Array<{ telegram_user_id: number }>).map((p) => p.telegram_user_id);
+    return (r.body.events as Array<{ id: number }>).map((e) => e.id);
+  };
+  const ids = await call();
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    await call();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { ms: times[2]!, ids };
+}
+
+const CASES: Array<{ name: string; key: () => TestKey | "admin"; target: string; expected: number[] }> = [
+  {
+    name: "live event_type (a JOIN condition on events)",
+    key: () => live,
+    target: "/api/partner/webhook-events?event_type=users.deleted",
+    expected: [RARE_LIVE],
+  },
+  { name: "live reason_tag", key: () => live, target: "/api/partner/webhook-events?reason_tag=receiver_fix", expected: [CANCELLED] },
+  { name: "live status", key: () => live, target: "/api/partner/webhook-events?status=cancelled", expected: [CANCELLED] },
+  { name: "live webhook_id", key: () => live, target: "/api/partner/webhook-events?webhook_id=9002", expected: [CANCELLED] },
+  { name: "live to (created_at)", key: () => live, target: "/api/partner/webhook-events?to=2025-12-31T00:00:00Z", expected: [CANCELLED] },
+  { name: "live from (created_at), none after it", key: () => live, target: "/api/partner/webhook-events?from=2026-06-01T00:00:00Z", expected: [] },
+  { name: "sandbox user_id (a json field)", key: () => sandbox, target: "/api/partner/sandbox/webhook-events?user_id=7", expected: [RARE_SANDBOX] },
+  { name: "sandbox event_type", key: () => sandbox, target: "/api/partner/sandbox/webhook-events?event_type=users.deleted", expected: [RARE_SANDBOX] },
+  { name: "operators' players linked=true", key: () => "admin", target: "/api/messenger/admin/games/user-profiles?linked=true", expected: [LINKED_PLAYER] },
+];
+
+describe("a rare filter value is found without walking all of the owner's deliveries (or all players)", () => {
+  const small = new Map<string, number>();
+
+  test(`at ${SMALL} deliveries of each owner`, async () => {
+    await growTo(SMALL);
+    for (const c of CASES) {
+      const r = await timed(c.key(), c.target);
+      expect({ name: c.name, ids: r.ids }).toEqual({ name: c.name, ids: c.expected });
+      small.set(c.name, r.ms);
+    }
+  }, 120_000);
+
+  test(`at ${LARGE} deliveries of each owner the time stays under three times the smaller's`, async () => {
+    await growTo(LARGE);
+    const grew: Array<{ name: string; smallMs: number; largeMs: number; ratio: number }> = [];
+    for (const c of CASES) {
+      const r = await timed(c.key(), c.target);
+      expect({ name: c.name, ids: r.ids }).toEqual({ name: c.name, ids: c.expected });
+      const smallMs = small.get(c.name)!;
+      grew.push({ name: c.name, smallMs: Math.round(smallMs * 10) / 10, largeMs: Math.round(r.ms * 10) / 10, ratio: Math.round((r.ms / smallMs) * 10) / 10 });
+    }
+    console.log(JSON.stringify(grew, null, 1));
+    expect(grew.filter((g) => g.largeMs > 3 * g.smallMs + 2)).toEqual([]);
+  }, 120_000);
+});
