@@ -16,7 +16,8 @@
 // operators): status = 'warn' tested on the entries of ops_alert_runs_source_idx (source, at); the table is never pruned.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openMessengerApp } from "../messenger/support";
-import type { TestApp } from "../support/app";
+import { openTestApp, type TestApp } from "../support/app";
+import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 
 const AT = "2026-01-01T00:00:00.000Z";
@@ -216,5 +217,68 @@ describe("a rare filter value is found without walking all of the owner's delive
     }
     console.log(JSON.stringify(grew, null, 1));
     expect(grew.filter((g) => g.largeMs > 3 * g.smallMs + 2)).toEqual([]);
+  }, 120_000);
+});
+
+// GET /api/public/system-status (and /status.json): every check is evaluated on the request, the chain_rpc check
+// with each host's latest success (src/chain/store/rpc-calls.ts hostLatest): outcome = 'ok' tested on the entries of
+// chain_rpc_calls_host_idx (host, at), newest first. A host failing since its last success walks every call since,
+// up to the 7 days the calls are kept (RPC_CALLS_RETENTION_DAYS), on each public request.
+describe("the public system status finds a failing host's last success without walking its calls since", () => {
+  const T0 = "2026-03-10T12:00:00.000Z";
+  const LAST_OK = "2026-03-04T00:00:00.000Z";
+  let s = undefined as unknown as TestApp;
+  let host = "";
+  let calls = 0;
+
+  beforeAll(async () => {
+    s = await openTestApp({
+      clock: new FakeClock(T0),
+      env: { TOKEN_MINT: "9EVthMCQwN6pWeBjaniiQwLNYAgApKUiyn63mWGVUUZm", SOLANA_RPC_URLS: "http://127.0.0.1:9/a" },
+    });
+    host = s.ctx.chain.endpoints[0]!.host;
+    await s.ctx.store.run("INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms) VALUES (?, ?, 'getTokenSupply', 'ok', 200, 5)", [
+      LAST_OK,
+      host,
+    ]);
+  });
+  afterAll(() => s?.close());
+
+  /** Failed calls up to `n`, one each 2 s from 2026-03-05: after the success, before the check's window. */
+  async function failedCallsTo(n: number): Promise<void> {
+    const at =
+      s.ctx.store.dialect === "postgres"
+        ? `to_char(timestamp '2026-03-05' + i * interval '2 seconds', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+        : "strftime('%Y-%m-%dT%H:%M:%fZ', '2026-03-05', '+' || (i * 2) || ' seconds')";
+    await s.ctx.store.run(
+      `${overIntegers(calls, n - 1, `INSERT INTO chain_rpc_calls (at, host, method, outcome, http_status, latency_ms, error) SELECT ${at}, ?, 'getTokenSupply', 'http_error', 500, 5, 'HTTP 500'`)}`,
+      [host],
+    );
+    calls = n;
+  }
+
+  async function statusMs(): Promise<number> {
+    const call = async () => {
+      const r = await s.json("/api/public/system-status");
+      expect(r.status).toBe(200);
+      expect(r.body.checks.chain_rpc.hosts[0]).toMatchObject({ host, calls: 0, last_outcome: "http_error", last_success_at: LAST_OK });
+    };
+    await call();
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await call();
+      times.push(performance.now() - t0);
+    }
+    return times.sort((a, b) => a - b)[2]!;
+  }
+
+  test("from 20,000 to 200,000 failed calls since the last success the answer stays under twice as slow", async () => {
+    await failedCallsTo(20_000);
+    const smallMs = await statusMs();
+    await failedCallsTo(200_000);
+    const largeMs = await statusMs();
+    console.log(JSON.stringify({ name: "public system-status, chain_rpc last success", smallMs, largeMs, ratio: largeMs / smallMs }));
+    expect(largeMs).toBeLessThan(2 * smallMs + 2);
   }, 120_000);
 });
