@@ -49,8 +49,15 @@ const LINKED_PLAYER = 1;
 const DIGEST_WARN_AT = "2026-01-15T00:00:00.000Z";
 const FIRST_PLAYER = 10;
 
+/** Rows of each owner a step of growTo adds: each statement stays well inside PostgreSQL's 5 s test deadline. */
+const STEP = 10_000;
+
 /** Bulk events, deliveries and players up to `perOwner` rows of each owner (and players), none matching the rare filters. */
 async function growTo(perOwner: number): Promise<void> {
+  while (seeded < perOwner) await growStep(Math.min(perOwner, seeded + STEP));
+}
+
+async function growStep(perOwner: number): Promise<void> {
   const from = firstBulk + 2 * seeded;
   const to = firstBulk + 2 * perOwner - 1;
   await h.ctx.store.tx(async (t) => {
@@ -133,6 +140,11 @@ beforeAll(async () => {
       );
     }
   });
+  if (h.ctx.store.dialect === "postgres") {
+    // The ids above were given: move each sequence past them, or the fixture's rows would draw them again.
+    for (const table of ["webhooks", "events", "webhook_deliveries"])
+      await h.ctx.store.get(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), (SELECT max(id) FROM ${table}))`);
+  }
   // The sandbox's fixture is made at its first request: before the bulk, so the rare rows stay the oldest that match.
   expect((await signedJson(h, sandbox, "GET", "/api/partner/sandbox/webhook-events?limit=1")).status).toBe(200);
   const top = await h.ctx.store.get<{ n: number }>(
