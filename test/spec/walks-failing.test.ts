@@ -16,7 +16,7 @@
 // operators): status = 'warn' tested on the entries of ops_alert_runs_source_idx (source, at); the table is never pruned.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openMessengerApp } from "../messenger/support";
-import { openTestApp, type TestApp } from "../support/app";
+import { jsonInit, openTestApp, type TestApp } from "../support/app";
 import { FakeClock } from "../support/clock";
 import { createAdminToken, createKey, signedJson, type TestKey } from "../support/partner";
 
@@ -292,5 +292,67 @@ describe("the public system status finds a failing host's last success without w
     const largeMs = await statusMs();
     console.log(JSON.stringify({ name: "public system-status, chain_rpc last success", smallMs, largeMs, ratio: largeMs / smallMs }));
     expect(largeMs).toBeLessThan(2 * smallMs + 2);
+  }, 120_000);
+});
+
+// PUT /admin/transparency/triage/:signature (src/transparency/store/rows.ts flaggedByCompleteRun, operators): whether
+// a complete run flagged the signature walks audit_rows_top_idx (run_id, severity_rank, abs_key) run after run and
+// tests signature, which no index of audit_rows holds: a signature no complete run flagged (a 404) reads every
+// anomalous row ever kept.
+describe("the triage of a signature finds whether it was flagged without walking every anomalous row", () => {
+  const ROWS_PER_RUN = 1_000;
+  let t = undefined as unknown as TestApp;
+  let auth: Record<string, string> = {};
+  let runs = 0;
+
+  beforeAll(async () => {
+    t = await openTestApp();
+    auth = { authorization: `Bearer ${await createAdminToken(t)}` };
+  });
+  afterAll(() => t?.close());
+
+  /** Complete runs up to `n`, each with ROWS_PER_RUN anomalous rows. */
+  async function runsTo(n: number): Promise<void> {
+    await t.ctx.store.run(
+      overIntegers(
+        runs + 1,
+        n,
+        `INSERT INTO audit_runs (id, label, day, started_at, finished_at, mint, decimals, is_complete, rows_total, thresholds)
+         SELECT i, 'run-' || i, '2026-04-01', '2026-04-01T00:00:00Z', '2026-04-01T00:00:01Z', 'M', 6, 1, ${ROWS_PER_RUN}, '{}'`,
+      ),
+    );
+    await t.ctx.store.run(
+      overIntegers(
+        runs * ROWS_PER_RUN,
+        n * ROWS_PER_RUN - 1,
+        `INSERT INTO audit_rows (run_id, kind, signature, slot, block_time, delta_raw, abs_key, types, severity_rank)
+         SELECT 1 + i / ${ROWS_PER_RUN}, 'transaction', 'sig-' || i, i, NULL, '-5', '0005', 'large_outflow', 2`,
+      ),
+    );
+    runs = n;
+  }
+
+  async function triageMs(): Promise<number> {
+    const call = async () => {
+      const r = await t.json("/admin/transparency/triage/sigNeverFlagged", jsonInit("PUT", { status: "investigating", owner: "ops" }, auth));
+      expect(r.status).toBe(404);
+    };
+    await call();
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await call();
+      times.push(performance.now() - t0);
+    }
+    return times.sort((a, b) => a - b)[2]!;
+  }
+
+  test("from 10 to 100 complete runs (10,000 to 100,000 anomalous rows) the answer stays under three times as slow", async () => {
+    await runsTo(10);
+    const smallMs = await triageMs();
+    await runsTo(100);
+    const largeMs = await triageMs();
+    console.log(JSON.stringify({ name: "operators' triage PUT, signature never flagged", smallMs, largeMs, ratio: largeMs / smallMs }));
+    expect(largeMs).toBeLessThan(3 * smallMs + 2);
   }, 120_000);
 });
