@@ -198,6 +198,8 @@ export function routeOperations(
     // A substring no user holds: one window of the owner's users a page (SEARCH_WINDOW), not all of them.
     signed("/api/partner/users?q=zzz-none"),
     signed("/api/partner/users?status=suspended"),
+    // An event type no delivery has: one window of the owner's deliveries a page.
+    signed("/api/partner/webhook-events?event_type=none.such"),
     signed("/api/partner/webhooks/dlq?hours=720"),
     admin("/admin/ops/403-digest"),
     admin("/admin/ops/403-digest/probe-trend.png"),

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 // Chain snapshots are immutable: each job run inserts one row and never updates it, so every published number
@@ -173,5 +174,7 @@ export const chainRpcCalls = sqliteTable(
     index("chain_rpc_calls_at_idx").on(t.at),
     // A host's latest attempt and latest success (hostLatest), and its outcomes since a time (hostWindow).
     index("chain_rpc_calls_host_idx").on(t.host, t.at),
+    // A host's latest success (hostLatest, on every status read): a host failing for days skips its failures.
+    index("chain_rpc_calls_host_ok_idx").on(t.host, t.at).where(sql`outcome = 'ok'`),
   ],
 );

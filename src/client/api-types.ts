@@ -925,7 +925,7 @@ export interface Operations {
       meta?: Meta;
     };
   };
-  /** Sandbox: sandbox delivery records, filtered by user_id and event_type */
+  /** Sandbox: sandbox delivery records, filtered by user_id and event_type (a filtered page looks through at most 10,000 deliveries: follow next_cursor while has_more) */
   "GET /api/partner/sandbox/webhook-events": {
     input: {
       query?: {
@@ -1190,7 +1190,7 @@ export interface Operations {
     };
     response: WalletVerification;
   };
-  /** Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone) */
+  /** Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone). With a filter a page looks through at most 10,000 deliveries: a short page can have has_more, follow next_cursor */
   "GET /api/partner/webhook-events": {
     input: {
       query?: {

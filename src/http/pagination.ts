@@ -141,10 +141,13 @@ export function keyPageOf<R>(rows: R[], page: KeyPageRequest, keyOf: (row: R) =>
 
 /**
  * Shapes a page from rows fetched with LIMIT limit+1 (the extra row only says whether more exist).
- * `keyOf` gives the row's sort key for the next cursor.
+ * `keyOf` gives the row's sort key for the next cursor; `resumeAt`, where a windowed walk goes on after a short page.
  */
-export function pageOf<R>(rows: R[], page: PageRequest, keyOf: (row: R) => number) {
-  return shapePage(rows, page, (row) => encodeCursor(keyOf(row)));
+export function pageOf<R>(rows: R[], page: PageRequest, keyOf: (row: R) => number, resumeAt: number | null = null) {
+  const p = shapePage(rows, page, (row) => encodeCursor(keyOf(row)));
+  // A filtered walk that stopped at its window (scanWindow, src/db/port.ts): a short page, more beyond it.
+  if (resumeAt !== null) p.pagination = { has_more: true, next_offset: null, next_cursor: encodeCursor(resumeAt) };
+  return p;
 }
 
 function shapePage<R>(rows: R[], page: PageRequest<unknown>, cursorOf: (row: R) => string) {

@@ -70,7 +70,13 @@ export const opsAlertRuns = sqliteTable(
     value: text("value"),
     details: text("details"),
   },
-  (t) => [index("ops_alert_runs_at_idx").on(t.at), index("ops_alert_runs_source_idx").on(t.source, t.at)],
+  (t) => [
+    index("ops_alert_runs_at_idx").on(t.at),
+    index("ops_alert_runs_source_idx").on(t.source, t.at),
+    // A source's newest warn streak (warnStreakOf): its latest warn, and the edges of that alert's streak, by seeks.
+    index("ops_alert_runs_status_idx").on(t.source, t.status, t.at),
+    index("ops_alert_runs_name_idx").on(t.source, t.name, t.status, t.at),
+  ],
 );
 
 /** Every download of an operator-console export: who, which, when, how many bytes, and how (a direct export or a download token). */

@@ -1,7 +1,7 @@
 import type { Owner } from "../auth/actors";
 import type { AppContext } from "../context";
 import { queryProblem } from "../http/errors/errors";
-import { encodeCursor, pageOf, type PageRequest } from "../http/pagination";
+import { pageOf, type PageRequest } from "../http/pagination";
 import { listUserRows } from "./store/users";
 import type { UsersModel } from "./users-model";
 import { userView } from "./users-service";
@@ -25,7 +25,7 @@ export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilte
   const email = blankToNull(filter.email)?.toLowerCase() ?? null;
   const username = blankToNull(filter.username)?.toLowerCase() ?? null;
   const wallet = blankToNull(filter.wallet);
-  const { rows, searchedTo } = await listUserRows(ctx.store, owner, {
+  const { rows, resumeAt } = await listUserRows(ctx.store, owner, {
     status: filter.status ?? null,
     q,
     email,
@@ -35,9 +35,7 @@ export async function listUsers(ctx: AppContext, owner: Owner, filter: UserFilte
     limit: page.limit + 1,
     offset: page.offset,
   });
-  const p = pageOf(rows, page, (r) => r.id);
-  // A q search that stopped at its window before the owner's users ended: the next page starts below it.
-  if (searchedTo !== null) p.pagination = { has_more: true, next_offset: null, next_cursor: encodeCursor(searchedTo) };
+  const p = pageOf(rows, page, (r) => r.id, resumeAt);
   const ids = p.items.map((u) => u.id);
   const wallets = filter.includeWallets ? await walletsByUser(ctx.store, ids) : null;
   return {

@@ -3,7 +3,7 @@ import { Envelope } from "../http/envelope";
 import { ListAnswer, PageQuery, type PageQueryEcho } from "../http/pagination";
 import { named } from "../http/openapi/names";
 import { nullable } from "../http/routes/declare";
-import { SEARCH_WINDOW } from "./store/users";
+import { SCAN_WINDOW } from "../db/port";
 
 const flag = t.Optional(t.Union([t.Literal("0"), t.Literal("1"), t.Literal("true"), t.Literal("false")], { description: "1|true to include" }));
 /** A wallet flag of a link: a boolean, or 1/0 as wallet links show it. */
@@ -56,11 +56,11 @@ const Links = t.Record(t.String(), t.String(), { description: "Relative paths; U
 
 const listOf = (filters: Parameters<typeof PageQueryEcho>[0]) => Envelope({ ...ListAnswer("users", t.Array(User), filters), docs_links: Links, links: Links });
 /** The filters every user list echoes as applied (q trimmed, null when absent). */
-/** `q`: no index holds a substring, so a page looks through a bounded window of users (SEARCH_WINDOW). */
+/** `q`: no index holds a substring, so a page looks through a bounded window of users (SCAN_WINDOW). */
 const searchTerm = t.Optional(
   t.String({
     maxLength: 200,
-    description: `Substring of external_id, username, display_name or email, in any case. A page looks through at most ${SEARCH_WINDOW.toLocaleString("en-US")} users (newest first from where it starts): it can be short, even empty, with has_more; follow next_cursor`,
+    description: `Substring of external_id, username, display_name or email, in any case. A page looks through at most ${SCAN_WINDOW.toLocaleString("en-US")} users (newest first from where it starts): it can be short, even empty, with has_more; follow next_cursor`,
   }),
 );
 const userFilters = { status: nullable(t.String()), q: nullable(t.String()), include_wallets: t.Boolean() };

@@ -1,7 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { Owner } from "../auth/actors";
 import type { KeyRow } from "../auth/keys";
-import { changed, countOf, type Dialect, placeholders, type Queryable, Where } from "../db/port";
+import { changed, countOf, type Dialect, placeholders, type Queryable, scanWindow, Where } from "../db/port";
 import { RowHeldElsewhere } from "../db/row-held";
 import type { PageRequest } from "../http/pagination";
 import type { RowOf } from "../db/rows";
@@ -119,15 +119,27 @@ export const eventUserIdSql = (dialect: Dialect, column: string): string =>
 /** The query's filters (user_id: deliveries whose event data names this user, as the salutes and users events do), its order settled. */
 export type SandboxEventFilter = Pick<Static<typeof SandboxWebhooksModel.eventsQuery>, "user_id" | "event_type"> & { order: "asc" | "desc" };
 
-/** The owner's sandbox delivery records, in id order, after `page.after` (keyset) or from its offset; filters join the WHERE only when given. */
-export function sandboxDeliveryRows(q: Queryable, owner: Owner, f: SandboxEventFilter, page: Omit<PageRequest, "cursor">): Promise<DeliveryRow[]> {
+/**
+ * The owner's sandbox delivery records, in id order, after `page.after` (keyset) or from its offset; filters join
+ * the WHERE only when given. No index holds them (event_type is the event's, user_id inside its JSON): with either, a
+ * page looks through at most SCAN_WINDOW of the owner's sandbox deliveries (`scanWindow`; `resumeAt` as the live list's).
+ */
+export async function sandboxDeliveryRows(
+  q: Queryable,
+  owner: Owner,
+  f: SandboxEventFilter,
+  page: Omit<PageRequest, "cursor">,
+): Promise<{ rows: DeliveryRow[]; resumeAt: number | null }> {
   const desc = f.order === "desc";
   const w = new Where()
     .add("d.partner = ? AND d.mode = 'sandbox'", owner.partner)
     .when(f.event_type, "e.event_type = ?")
     .when(f.user_id, `${eventUserIdSql(q.dialect, "e.data")} = ?`)
     .when(page.after, desc ? "d.id < ?" : "d.id > ?");
-  return q.all<DeliveryRow>(
+  const scope = new Where().add("partner = ? AND mode = 'sandbox'", owner.partner).when(page.after, desc ? "id < ?" : "id > ?");
+  const win = f.event_type || f.user_id ? await scanWindow(q, "webhook_deliveries", scope, f.order) : null;
+  if (win && win.edge !== null) w.add(`d.id ${win.bound}`, win.edge);
+  const rows = await q.all<DeliveryRow>(
     `SELECT d.id, d.webhook_id, e.public_id AS event_public_id, e.event_type, d.status, d.attempts, d.reason_tag, d.last_error,
             d.last_status_code, w.target_url, d.created_at, d.updated_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
      FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
@@ -135,6 +147,7 @@ export function sandboxDeliveryRows(q: Queryable, owner: Owner, f: SandboxEventF
      ORDER BY d.id ${desc ? "DESC" : "ASC"} LIMIT ? OFFSET ?`,
     [...w.params, page.limit, page.offset],
   );
+  return { rows, resumeAt: (await win?.resumeAt(rows.length < page.limit)) ?? null };
 }
 
 export type DeliverySource = Pick<DeliveryRow, "id" | "webhook_id" | "event_public_id" | "event_type"> &

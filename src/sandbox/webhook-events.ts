@@ -10,8 +10,8 @@ import { type SandboxEventFilter, sandboxDeliveryRows } from "./store";
  * an order), so this is its own read.
  */
 export async function listSandboxDeliveries(ctx: AppContext, owner: Owner, f: SandboxEventFilter, page: PageRequest) {
-  const rows = await sandboxDeliveryRows(ctx.store, owner, f, { ...page, limit: page.limit + 1 });
-  const p = pageOf(rows, page, (r) => r.id);
+  const { rows, resumeAt } = await sandboxDeliveryRows(ctx.store, owner, f, { ...page, limit: page.limit + 1 });
+  const p = pageOf(rows, page, (r) => r.id, resumeAt);
   // Each record with its replay history, exactly as the live list shows it.
   const records = { ...p, items: await deliveryRecords(ctx.store, p.items) };
   return listAnswer("events", records, { order: f.order, user_id: f.user_id ?? null, event_type: f.event_type ?? null });

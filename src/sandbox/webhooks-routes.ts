@@ -25,7 +25,14 @@ export function sandboxWebhookRoutes(ctx: AppContext, guards: Guards) {
         const r = await listSandboxDeliveries(ctx, owner, { ...query, order: query.order ?? "desc" }, parsePage(query));
         return ok({ ...sandboxRead("sandbox_state"), ...r });
       },
-      { ...hook(read, M.events, "sandbox delivery records, filtered by user_id and event_type"), query: M.eventsQuery },
+      {
+        ...hook(
+          read,
+          M.events,
+          "sandbox delivery records, filtered by user_id and event_type (a filtered page looks through at most 10,000 deliveries: follow next_cursor while has_more)",
+        ),
+        query: M.eventsQuery,
+      },
     )
     .get(
       "/api/partner/sandbox/webhook-simulator/scenarios",

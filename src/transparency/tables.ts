@@ -73,6 +73,8 @@ export const auditRows = sqliteTable(
     index("audit_rows_run_idx").on(t.runId),
     // Top anomalies of a run: the most severe first, then the largest.
     index("audit_rows_top_idx").on(t.runId, t.severityRank, t.absKey).where(sql`severity_rank > 0`),
+    // Whether any run flagged a signature (the triage's 404 otherwise), without reading every anomalous row.
+    index("audit_rows_flagged_idx").on(t.signature).where(sql`severity_rank > 0`),
   ],
 );
 

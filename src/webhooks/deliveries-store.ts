@@ -1,5 +1,5 @@
 import { type BatchBound, type BatchedDelete, type BatchedDeleteResult, deleteInBatches } from "../db/batched-delete";
-import { countOf, type Dialect, placeholders, type Queryable, type Store, Where } from "../db/port";
+import { countOf, type Dialect, placeholders, type Queryable, scanWindow, type Store, Where } from "../db/port";
 import { apartTask } from "../db/apart";
 import type { RowOf } from "../db/rows";
 import type { Owner } from "../auth/actors";
@@ -39,9 +39,11 @@ export interface DeliveryFilter {
 
 /**
  * The owner's delivery records, newest first. `reason_tag` matches the record's current tag or any replay in its
- * history.
+ * history. No index holds the filters together (event_type is the event's, reason_tag may be a replay's): with any
+ * of them a page looks through at most SCAN_WINDOW of the owner's deliveries from where it starts (`scanWindow`), and
+ * `resumeAt` is where the next page starts when the window ended first (the page may be short, even empty).
  */
-export function listDeliveryRows(q: Queryable, owner: Owner, f: DeliveryFilter): Promise<DeliveryRow[]> {
+export async function listDeliveryRows(q: Queryable, owner: Owner, f: DeliveryFilter): Promise<{ rows: DeliveryRow[]; resumeAt: number | null }> {
   const w = new Where().add("d.partner = ? AND d.mode = ?", owner.partner, owner.mode);
   // `failed` takes in the dead letters: the record shows them as failed with is_dead_letter (deliveryView).
   if (f.status === "failed") w.add("d.status IN ('failed', 'dead_letter')");
@@ -52,7 +54,12 @@ export function listDeliveryRows(q: Queryable, owner: Owner, f: DeliveryFilter):
     .when(f.webhook_id, "d.webhook_id = ?")
     .when(f.event_type, "e.event_type = ?")
     .when(f.before, "d.id < ?");
-  return q.all<DeliveryRow>(`${SELECT} ${w.sql} ORDER BY d.id DESC LIMIT ? OFFSET ?`, [...w.params, f.limit, f.offset]);
+  const filtered = [f.status, f.reason_tag, f.fromIso, f.toIso, f.webhook_id, f.event_type].some((v) => v !== undefined && v !== null);
+  const scope = new Where().add("partner = ? AND mode = ?", owner.partner, owner.mode).when(f.before, "id < ?");
+  const win = filtered ? await scanWindow(q, "webhook_deliveries", scope) : null;
+  if (win && win.edge !== null) w.add(`d.id ${win.bound}`, win.edge);
+  const rows = await q.all<DeliveryRow>(`${SELECT} ${w.sql} ORDER BY d.id DESC LIMIT ? OFFSET ?`, [...w.params, f.limit, f.offset]);
+  return { rows, resumeAt: (await win?.resumeAt(rows.length < f.limit)) ?? null };
 }
 
 /** The replay history of each delivery in `ids`, oldest first. */

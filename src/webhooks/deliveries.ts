@@ -77,8 +77,15 @@ export async function listDeliveries(
 ) {
   const from = isoOrThrow("from", f.from, "query");
   const to = isoOrThrow("to", f.to, "query");
-  const rows = await listDeliveryRows(ctx.store, owner, { ...f, fromIso: from, toIso: to, before: page.after, limit: page.limit + 1, offset: page.offset });
-  const p = pageOf(rows, page, (r) => r.id);
+  const { rows, resumeAt } = await listDeliveryRows(ctx.store, owner, {
+    ...f,
+    fromIso: from,
+    toIso: to,
+    before: page.after,
+    limit: page.limit + 1,
+    offset: page.offset,
+  });
+  const p = pageOf(rows, page, (r) => r.id, resumeAt);
   return {
     ...p,
     items: await deliveryRecords(ctx.store, p.items),

@@ -181,7 +181,9 @@ export function webhookRoutes(ctx: AppContext, guards: Guards) {
         partner: read,
         query: M.eventsQuery,
         response: { 200: M.events, ...readErrors },
-        detail: partnerTag("Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone)"),
+        detail: partnerTag(
+          "Delivery records; a dead letter is status failed with is_dead_letter true (?status=dead_letter lists them alone). With a filter a page looks through at most 10,000 deliveries: a short page can have has_more, follow next_cursor",
+        ),
       },
     )
     .post(

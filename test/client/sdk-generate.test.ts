@@ -3,7 +3,7 @@
 // sdk:generate's own, which is what writes api-types.ts. It now goes on without the SDK, warns, and writes the file;
 // the next load builds the SDK. Run in a copy of the repository's files (node_modules linked), never in place.
 import { afterAll, expect, test } from "bun:test";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { BUN, exitWithin, REPO_ROOT } from "../support/process";
@@ -20,8 +20,9 @@ testOn("sqlite", "test/client/sdk-generate.test.ts", test)(
   async () => {
     const copy = mkdtempSync(join(tmpdir(), "herald-sdk-generate-"));
     dirs.push(copy);
-    const tracked = Bun.spawnSync(["git", "ls-files", "-z"], { cwd: REPO_ROOT }).stdout.toString().split("\0").filter(Boolean);
-    for (const file of tracked) {
+    // The working tree's files as git sees them (tracked, and new ones it does not ignore: an uncommitted migration).
+    const listed = Bun.spawnSync(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: REPO_ROOT }).stdout.toString();
+    for (const file of listed.split("\0").filter((f) => f && existsSync(join(REPO_ROOT, f)))) {
       mkdirSync(dirname(join(copy, file)), { recursive: true });
       cpSync(join(REPO_ROOT, file), join(copy, file));
     }

@@ -186,13 +186,13 @@ describe("the users list and lookup (GET /api/partner/users, /api/partner/user-l
     ["wallet, on any chain", { wallet: "Wallet6" }, [6], /wallet_links_(owner_wallet|address)_idx/],
     ["nothing: newest first", { limit: 3 }, [1999, 1998, 1997], WALK("partner_users_owner_idx", "partner_users_pkey")],
     ["status, from a cursor", { status: "suspended", afterId: 200, limit: 3 }, [153, 103, 53], "partner_users_status_idx"],
-    // A substring has no index: a window of the owner's users newest first (at most SEARCH_WINDOW), each tested.
+    // A substring has no index: a window of the owner's users newest first (at most SCAN_WINDOW), each tested.
     ["q, a substring", { q: "USER_19", limit: 3 }, [1999, 1998, 1997], WALK("partner_users_owner_idx", "partner_users_pkey")],
     ["q and status", { q: "USER_1", status: "suspended", limit: 3 }, [1903, 1853, 1803], "partner_users_status_idx"],
   ] as const)("by %s: only the filters given, down their index", async (_, filter, ids, index) => {
     const { result, plans } = await plansOf(users(filter));
     expect(result.rows.map((u) => u.id)).toEqual([...ids]);
-    expect(result.searchedTo).toBeNull();
+    expect(result.resumeAt).toBeNull();
     for (const { sql } of plans) expect(sql).not.toContain("IS NULL");
     expectIndexed(plans, index);
   });

@@ -1,17 +1,17 @@
-// A `q` search of the users list is bounded: a page looks through at most SEARCH_WINDOW of the owner's users, so a
+// A `q` search of the users list is bounded: a page looks through at most SCAN_WINDOW of the owner's users, so a
 // q that matches few of many users answers short (even empty) pages with has_more and a next_cursor that goes on
 // below the window; following the cursors finds every match, newest first, and ends. The exact filters (and status,
 // down its own index) are not windowed: their pages are whole.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { encodeCursor } from "../../src/http/pagination";
-import { SEARCH_WINDOW } from "../../src/partner/store/users";
+import { SCAN_WINDOW } from "../../src/db/port";
 import { openTestApp, type TestApp } from "../support/app";
 import { createKey, signedJson, type TestKey } from "../support/partner";
 
 /** Two and a half windows of the owner's users: ids 1..USERS in insertion order (the seed names no id). */
-const USERS = SEARCH_WINDOW * 2 + SEARCH_WINDOW / 2;
+const USERS = SCAN_WINDOW * 2 + SCAN_WINDOW / 2;
 /** The users whose display name holds "Needle": one in each window, counted from the newest. */
-const NEEDLES = [USERS - 1_000, USERS - SEARCH_WINDOW - 500, 3];
+const NEEDLES = [USERS - 1_000, USERS - SCAN_WINDOW - 500, 3];
 const SUSPENDED = [USERS - 1, 2];
 
 let h = undefined as unknown as TestApp;
@@ -52,11 +52,11 @@ describe("GET /api/partner/users?q=: a window of users a page", () => {
   test("each page looks through one window; the cursors go on below it and find every match, newest first", async () => {
     const first = await usersPage("q=needle&limit=50");
     expect(first.users.map((u) => u.id)).toEqual([NEEDLES[0]!]);
-    expect(first.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: encodeCursor(USERS - SEARCH_WINDOW + 1) });
+    expect(first.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: encodeCursor(USERS - SCAN_WINDOW + 1) });
 
     const second = await usersPage(`q=needle&limit=50&cursor=${first.pagination.next_cursor}`);
     expect(second.users.map((u) => u.id)).toEqual([NEEDLES[1]!]);
-    expect(second.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: encodeCursor(USERS - 2 * SEARCH_WINDOW + 1) });
+    expect(second.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: encodeCursor(USERS - 2 * SCAN_WINDOW + 1) });
 
     // The last window holds fewer users than a window: it ends the search.
     const third = await usersPage(`q=needle&limit=50&cursor=${second.pagination.next_cursor}`);
@@ -86,7 +86,7 @@ describe("GET /api/partner/users?q=: a window of users a page", () => {
   test("an offset counts matches within the first window; past them, the cursor goes on below it", async () => {
     const page = await usersPage("q=needle&offset=1");
     expect(page.count).toBe(0);
-    expect(page.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: encodeCursor(USERS - SEARCH_WINDOW + 1) });
+    expect(page.pagination).toEqual({ has_more: true, next_offset: null, next_cursor: encodeCursor(USERS - SCAN_WINDOW + 1) });
   });
 
   test("with an exact filter the search is not windowed: the lookup by email finds a user of the oldest window at once", async () => {

@@ -80,13 +80,19 @@ export async function warnStreakOf(q: Queryable, source: string): Promise<{ name
     [source],
   );
   if (!latest) return null;
-  const at = async (agg: "min" | "max", cond: string, ...args: Param[]) => {
-    const sql = `SELECT ${agg}(at) AS at FROM ops_alert_runs WHERE source = ? AND name = ? AND ${cond}`;
-    return (await q.get<{ at: string | null }>(sql, [source, latest.name, ...args]))?.at ?? null;
+  // One seek each down ops_alert_runs_name_idx (source, name, status, at): "not warn" is ok and fail (ALERT_STATUSES), each its own
+  // range (`status <> 'warn'` read the whole streak between).
+  const at = async (agg: "min" | "max", statuses: readonly string[], cond: string, ...args: Param[]) => {
+    const sql = `SELECT ${agg}(at) AS at FROM ops_alert_runs WHERE source = ? AND name = ? AND status = ? AND ${cond}`;
+    const found = [];
+    for (const status of statuses) found.push((await q.get<{ at: string | null }>(sql, [source, latest.name, status, ...args]))?.at ?? null);
+    const ats = found.filter((a): a is string => a !== null).sort();
+    return (agg === "min" ? ats[0] : ats[ats.length - 1]) ?? null;
   };
-  const before = await at("max", "status <> 'warn' AND at < ?", latest.at);
-  const start = await at("min", "status = 'warn' AND at > ? AND at <= ?", before ?? "", latest.at);
-  const end = await at("min", "status <> 'warn' AND at > ?", latest.at);
+  const notWarn = ["ok", "fail"] as const;
+  const before = await at("max", notWarn, "at < ?", latest.at);
+  const start = await at("min", ["warn"], "at > ? AND at <= ?", before ?? "", latest.at);
+  const end = await at("min", notWarn, "at > ?", latest.at);
   return { name: latest.name, start: start ?? latest.at, end };
 }
 

@@ -1,6 +1,6 @@
 import type { Owner } from "../../auth/actors";
 import { IN_KEY_LIST } from "../../db/batched-delete";
-import { changed, type Dialect, type Queryable, UniqueViolation, Where } from "../../db/port";
+import { changed, type Dialect, type Queryable, scanWindow, UniqueViolation, Where } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { partnerUsers } from "../tables";
 
@@ -82,9 +82,6 @@ export interface UserListFilter {
   offset: number;
 }
 
-/** How many of an owner's users one page of a `q` search looks through at most, newest first from its start. */
-export const SEARCH_WINDOW = 10_000;
-
 /**
  * This owner's users, newest first, with only the filters that are set in the WHERE: a `(? IS NULL OR u.email = ?)`
  * clause cannot use an index (the planner chooses one plan for every value of the parameter), so a lookup by email
@@ -93,15 +90,12 @@ export const SEARCH_WINDOW = 10_000;
  * none, the list walks the owner's users newest first down partner_users_owner_idx and stops at the page's end.
  *
  * `q` is a substring in any case (`anyCaseContains`), which no index holds: without an exact filter but status, a
- * page looks through at most SEARCH_WINDOW users from where it starts, and `searchedTo` is then the last one it
- * looked at when more lie beyond it (the page may be short, even empty: the next one starts below it). Unbounded, a
- * q matching none of an owner's 1,000,000 users read them all on every request (bench/README.md, "Users search").
+ * page looks through at most SCAN_WINDOW users from where it starts (`scanWindow`), and `resumeAt` is where the next
+ * page starts when the window ended before the owner's users did (the page may be short, even empty).
  */
-export async function listUserRows(q: Queryable, owner: Owner, f: UserListFilter): Promise<{ rows: UserWithPrimary[]; searchedTo: number | null }> {
+export async function listUserRows(q: Queryable, owner: Owner, f: UserListFilter): Promise<{ rows: UserWithPrimary[]; resumeAt: number | null }> {
   const search = f.q === null ? null : anyCaseContains(q.dialect, f.q);
   const contains = (column: string) => `u.${column} ${search?.test}`;
-  const windowed = search !== null && f.email === null && f.username === null && f.wallet === null;
-  const scope = new Where().add("partner = ? AND mode = ?", owner.partner, owner.mode).when(f.status, "status = ?").when(f.afterId, "id < ?");
   const w = new Where()
     .add("u.partner = ? AND u.mode = ?", owner.partner, owner.mode)
     .when(f.status, "u.status = ?")
@@ -112,17 +106,12 @@ export async function listUserRows(q: Queryable, owner: Owner, f: UserListFilter
     w.add("u.id IN (SELECT w.user_id FROM wallet_links w WHERE w.partner = ? AND w.mode = ? AND w.wallet_address = ?)", owner.partner, owner.mode, f.wallet);
   }
   w.when(f.afterId, "u.id < ?");
-  // The window's last user, down the index (an IN list of the window would be built whole even when the page fills
-  // at once: a common q took 6.8 ms instead of 0.7 over 100,000 users); the walk stops at it.
-  const edge = windowed
-    ? await q.get<{ id: number }>(`SELECT id FROM partner_users ${scope.sql} ORDER BY id DESC LIMIT 1 OFFSET ${SEARCH_WINDOW - 1}`, scope.params)
-    : null;
-  if (edge) w.add("u.id >= ?", edge.id);
+  const windowed = search !== null && f.email === null && f.username === null && f.wallet === null;
+  const scope = new Where().add("partner = ? AND mode = ?", owner.partner, owner.mode).when(f.status, "status = ?").when(f.afterId, "id < ?");
+  const win = windowed ? await scanWindow(q, "partner_users", scope) : null;
+  if (win && win.edge !== null) w.add(`u.id ${win.bound}`, win.edge);
   const rows = await q.all<UserWithPrimary>(`${SELECT_USER_WITH_PRIMARY} ${w.sql} ORDER BY u.id DESC LIMIT ? OFFSET ?`, [...w.params, f.limit, f.offset]);
-  if (!edge || rows.length >= f.limit) return { rows, searchedTo: null };
-  // A short page: do more of the owner's users lie beyond the window?
-  const beyond = await q.get(`SELECT id FROM partner_users ${scope.sql} AND id < ? ORDER BY id DESC LIMIT 1`, [...scope.params, edge.id]);
-  return { rows, searchedTo: beyond ? edge.id : null };
+  return { rows, resumeAt: (await win?.resumeAt(rows.length < f.limit)) ?? null };
 }
 
 /**
