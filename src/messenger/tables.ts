@@ -6,10 +6,7 @@ import { outboxMessage } from "../db/columns";
 const playerId = () => integer("telegram_user_id").notNull();
 
 /** A provably-fair server seed and its hash, published before the seed is used (the seed is shown after). */
-const serverSeed = () => ({
-  serverSeed: text("server_seed").notNull(),
-  serverSeedHash: text("server_seed_hash").notNull(),
-});
+const serverSeed = () => ({ serverSeed: text("server_seed").notNull(), serverSeedHash: text("server_seed_hash").notNull() });
 
 /** What a promo code or a mission pays: balances to add, and salutes to the linked partner user. */
 const reward = () => ({
@@ -48,10 +45,13 @@ export const messengerPlayers = sqliteTable(
     lastSeenAt: text("last_seen_at").notNull(),
   },
   (t) => [
-    // The leaderboard (points), the operators' list by last seen and its linked filter: index walks, not a scan of every player.
+    // The leaderboard, the operators' list by last seen, by linked, and linked=true in each order: index walks, no scan.
     index("messenger_players_points_idx").on(t.pointsEarned, t.telegramUserId),
     index("messenger_players_seen_idx").on(sql`last_seen_at DESC`, t.telegramUserId),
     index("messenger_players_linked_idx").on(t.linkedUserId),
+    index("messenger_players_linked_points_idx").on(sql`points_earned DESC`, t.telegramUserId).where(sql`linked_user_id IS NOT NULL`),
+    index("messenger_players_linked_seen_idx").on(sql`last_seen_at DESC`, t.telegramUserId).where(sql`linked_user_id IS NOT NULL`),
+    index("messenger_players_linked_id_idx").on(t.telegramUserId).where(sql`linked_user_id IS NOT NULL`),
   ],
 );
 
