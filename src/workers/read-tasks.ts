@@ -3,6 +3,7 @@ import { routeSummariesTask } from "../http/request-log/latency";
 import { hourCountsTask } from "../http/request-log/catchup";
 import { reliabilityTask } from "../status/checks/reliability";
 import { requestOutcomesTask } from "../status/store/read-models";
+import { filteredCountsTask } from "../transparency/store/rows";
 import { deadLettersCsvTask } from "../webhooks/dead-letters-export";
 import { deadLetterNamesTask, deadLetterRowsTask, operatorDeadLettersTask, stateCountsTask } from "../webhooks/deliveries-store";
 
@@ -20,6 +21,7 @@ const ALL: ReadonlyArray<ApartTask<never, unknown>> = [
   requestOutcomesTask,
   reliabilityTask,
   hourCountsTask,
+  filteredCountsTask,
 ];
 
 export const TASKS: ReadonlyMap<string, ApartTask<unknown, unknown>> = new Map(ALL.map((t) => [t.name, t as ApartTask<unknown, unknown>]));

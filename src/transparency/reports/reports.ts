@@ -7,11 +7,12 @@ import { severityOfRank, type AnomalyType } from "../audit/glossary";
 import { runView, type RunRow, type Selected } from "./runs";
 import type { TopAnomalySchema } from "./audit-model";
 import { dataTime } from "../state";
-import { countRows, topRows } from "../store/rows";
+import { filteredCountsTask, topRows } from "../store/rows";
 import { completeRunsUpTo, listRunsPage, runCounts, statusCountsBetween } from "../store/runs";
 
 // summary.json, runs.json and trend.json. Unfiltered, they read only the runs' precomputed aggregates; the top
-// anomalies read at most top_limit rows through audit_rows_top_idx; a filtered trend counts rows run by run.
+// anomalies read at most top_limit rows through audit_rows_top_idx; a filtered trend counts rows run by run, apart
+// from the event loop (filteredCountsTask).
 
 export type TopAnomaly = Static<typeof TopAnomalySchema>;
 
@@ -85,17 +86,17 @@ export interface TrendInput {
   filters: RowFilters;
 }
 
-const filteredValue = (ctx: AppContext, run: RunRow, metric: "rows" | "sigs", filters: RowFilters): Promise<number> =>
-  countRows(ctx.store, run.id, metric === "sigs", rowConditions(filters, run.decimals));
+/** Each run's count of its rows passing the filters, in the read worker on SQLite (filteredCountsTask). */
+const filteredValues = (ctx: AppContext, runs: RunRow[], metric: "rows" | "sigs", filters: RowFilters): Promise<number[]> =>
+  ctx.store.apart(filteredCountsTask, { sigsOnly: metric === "sigs", runs: runs.map((r) => ({ id: r.id, conditions: rowConditions(filters, r.decimals) })) });
 
 export async function trend(ctx: AppContext, sel: Selected, input: TrendInput) {
   const end = sel.run;
   // One run more than asked for: the base of the first point's delta.
   const runs = end ? (await completeRunsUpTo(ctx.store, end.is_complete ? end.id : end.id - 1, input.limit + 1)).reverse() : [];
-  const filtered = hasRowFilters(input.filters);
-  const values: number[] = [];
-  for (const r of runs)
-    values.push(filtered ? await filteredValue(ctx, r, input.metric, input.filters) : input.metric === "rows" ? r.rows_total : r.signatures_with_anomalies);
+  const values = hasRowFilters(input.filters)
+    ? await filteredValues(ctx, runs, input.metric, input.filters)
+    : runs.map((r) => (input.metric === "rows" ? r.rows_total : r.signatures_with_anomalies));
   const first = runs.length > input.limit ? 1 : 0;
   const points = runs.slice(first).map((r, i) => {
     const value = values[i + first]!;

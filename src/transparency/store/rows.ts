@@ -1,3 +1,4 @@
+import { apartTask } from "../../db/apart";
 import { countOf, type Param, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import { auditRows, type auditTriage } from "../tables";
@@ -44,6 +45,20 @@ export async function countRows(q: Queryable, runId: number, sigsOnly: boolean, 
   const sql = `SELECT count(*) AS n FROM audit_rows r WHERE r.run_id = ?${sigsOnly ? " AND r.severity_rank > 0" : ""}${conditions.sql}`;
   return countOf(q, sql, [runId, ...conditions.params]);
 }
+
+/**
+ * A filtered trend's values: each run's rows passing its conditions, counted run by run (up to 1,001 runs, every row
+ * of each), apart from the event loop (src/db/apart.ts) — on the public trend.json a filter no answer cache holds yet
+ * read every audit row of those runs on the one thread.
+ */
+export const filteredCountsTask = apartTask(
+  "audit-filtered-counts",
+  async (q, a: { sigsOnly: boolean; runs: Array<{ id: number; conditions: { sql: string; params: Param[] } }> }) => {
+    const counts: number[] = [];
+    for (const run of a.runs) counts.push(await countRows(q, run.id, a.sigsOnly, run.conditions));
+    return counts;
+  },
+);
 
 export type AnomalyRow = Pick<
   AuditRowRow,
