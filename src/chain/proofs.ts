@@ -14,7 +14,7 @@ import {
   latestSync,
   latestToken,
 } from "./store/snapshots";
-import { countTransactions, cursorsOf, latestTransactionRows } from "./store/transactions";
+import { cursorsOf, latestTransactionRows, transactionCountTask } from "./store/transactions";
 import { MINT_AUTHORITY_METHOD, reviewAuthorities, TOKEN_SNAPSHOT_METHOD } from "./token-snapshot";
 import { TX_SYNC_METHOD } from "./tx-sync";
 
@@ -142,7 +142,7 @@ export async function mintAuthoritiesProof(ctx: AppContext) {
 export async function transactionSyncProof(ctx: AppContext) {
   const mint = mintOf(ctx);
   const row = ctx.chain.configured ? await latestSync(ctx.store, mint) : null;
-  const stored = ctx.chain.configured ? await countTransactions(ctx.store, mint) : null;
+  const stored = ctx.chain.configured ? await ctx.store.apart(transactionCountTask, { mint }) : null;
   const cursors = ctx.chain.configured ? await cursorsOf(ctx.store, mint) : [];
   // The newest transaction stored, whichever run stored it (a run that found nothing new has no newest of its own).
   const newest = ctx.chain.configured ? (await latestTransactionRows(ctx.store, mint, 1))[0] : undefined;

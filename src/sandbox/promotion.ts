@@ -3,17 +3,7 @@ import type { AppContext } from "../context";
 import type { Queryable } from "../db/port";
 import { AppError, NotFoundError } from "../http/errors/errors";
 import { schemaView } from "../http/schema-view";
-import {
-  acknowledgedCount,
-  activeLiveKeyCount,
-  idempotentMutationCount,
-  recentErrorsOf,
-  sandboxKeysOf,
-  sandboxUserOf,
-  type Traffic,
-  trafficOf,
-  userCounts,
-} from "./store";
+import { activeLiveKeyCount, promotionEvidenceTask, sandboxKeysOf, sandboxUserOf, type Traffic, userCounts } from "./store";
 import { type Check as CheckSchema, Metrics } from "./model";
 
 export const PROMOTION_POLICY = "sandbox_to_live_manual_approval" as const;
@@ -117,11 +107,11 @@ export async function promotionReport(ctx: AppContext, partner: string, opts: Re
   const keyIds = keys.map((k) => k.key_id);
   const end = ctx.clock.now();
   const start = new Date(end.getTime() - WINDOW_DAYS * 86_400_000);
-  const t = await trafficOf(q, keyIds, start.toISOString());
-  const items = checklist(t, await idempotentMutationCount(q, partner, keyIds), await acknowledgedCount(q, partner));
+  const evidence = { partner, keyIds, sinceIso: start.toISOString(), limit: opts.limit };
+  const { traffic: t, idempotent, acknowledged, recent } = await q.apart(promotionEvidenceTask, evidence);
+  const items = checklist(t, idempotent, acknowledged);
   const required = items.filter((c) => c.required);
   const passed = required.filter((c) => c.status === "pass").length;
-  const recent = await recentErrorsOf(q, keyIds, start.toISOString(), opts.limit);
   const liveKeys = await activeLiveKeyCount(q, partner);
   const user = opts.userId === undefined ? null : await userSection(q, partner, opts.userId);
   return {

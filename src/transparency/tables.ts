@@ -75,6 +75,9 @@ export const auditRows = sqliteTable(
     index("audit_rows_top_idx").on(t.runId, t.severityRank, t.absKey).where(sql`severity_rank > 0`),
     // Whether any run flagged a signature (the triage's 404 otherwise), without reading every anomalous row.
     index("audit_rows_flagged_idx").on(t.signature).where(sql`severity_rank > 0`),
+    // Matches per declared movement (declarationMatches: the public declared-movements list, the audit run): only
+    // the rows that matched one, not every row of every run.
+    index("audit_rows_declaration_idx").on(t.declarationId, t.runId).where(sql`declaration_id IS NOT NULL`),
   ],
 );
 

@@ -1,7 +1,11 @@
+import { transactionCountTask } from "../chain/store/transactions";
 import type { ApartTask } from "../db/apart";
+import { missionWindowTask } from "../messenger/store/mission-stats";
+import { alertRunsPageTask } from "../ops/alerts/store";
 import { routeSummariesTask } from "../http/request-log/latency";
 import { hourCountsTask } from "../http/request-log/catchup";
 import { reliabilityTask } from "../status/checks/reliability";
+import { promotionEvidenceTask } from "../sandbox/store";
 import { requestOutcomesTask } from "../status/store/read-models";
 import { filteredCountsTask } from "../transparency/store/rows";
 import { deadLettersCsvTask } from "../webhooks/dead-letters-export";
@@ -22,6 +26,10 @@ const ALL: ReadonlyArray<ApartTask<never, unknown>> = [
   reliabilityTask,
   hourCountsTask,
   filteredCountsTask,
+  promotionEvidenceTask,
+  transactionCountTask,
+  alertRunsPageTask,
+  missionWindowTask,
 ];
 
 export const TASKS: ReadonlyMap<string, ApartTask<unknown, unknown>> = new Map(ALL.map((t) => [t.name, t as ApartTask<unknown, unknown>]));

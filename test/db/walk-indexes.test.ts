@@ -14,6 +14,8 @@
 //   chain_rpc_calls_host_ok_idx (host, at) WHERE outcome = 'ok' (migration 0041).
 // - A source's newest warn streak (src/ops/alerts/store.ts warnStreakOf, the link-inbox export's last_digest_warn):
 //   ops_alert_runs_status_idx (source, status, at) and ops_alert_runs_name_idx (source, name, status, at).
+// - Matches per declared movement (declarationMatches: the public declared-movements list): audit_rows_declaration_idx
+//   (declaration_id, run_id) WHERE declaration_id IS NOT NULL (migration 0043).
 // - Whether a complete run flagged a signature (src/transparency/store/rows.ts flaggedByCompleteRun, the triage PUT):
 //   audit_rows_flagged_idx (signature) WHERE severity_rank > 0.
 // - The window of a filtered list (src/db/port.ts scanWindow: the delivery records, the users' q): its edge and the
@@ -24,7 +26,7 @@ import { scanWindow, Where } from "../../src/db/port";
 import { latestRuns } from "../../src/jobs/store";
 import { revealedSeedRows } from "../../src/messenger/store/fair";
 import { warnStreakOf } from "../../src/ops/alerts/store";
-import { flaggedByCompleteRun } from "../../src/transparency/store/rows";
+import { declarationMatches, flaggedByCompleteRun } from "../../src/transparency/store/rows";
 import { openTestApp, type TestApp } from "../support/app";
 import { CountingStore } from "../support/counting-store";
 import { testEngine } from "../support/engine";
@@ -79,6 +81,10 @@ describe("filtered reads that an index bounds", () => {
     const plans = await Promise.all(store.sent.map(async (s) => ({ sql: s.sql, plan: await planOf(h, s.sql, s.params) })));
     expectBounded(plans.slice(0, 1), "ops_alert_runs_status_idx");
     expectBounded(plans.slice(1), "ops_alert_runs_name_idx");
+  });
+
+  test("matches per declared movement: down audit_rows_declaration_idx, the matched rows alone", async () => {
+    expectBounded(await plansOf((s) => declarationMatches(s)), "audit_rows_declaration_idx");
   });
 
   test("whether a complete run flagged a signature: down audit_rows_flagged_idx", async () => {

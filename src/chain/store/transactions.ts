@@ -1,3 +1,4 @@
+import { apartTask } from "../../db/apart";
 import { changed, countOf, type Queryable } from "../../db/port";
 import type { RowOf } from "../../db/rows";
 import type { chainSyncCursors, chainTransactions } from "../tables";
@@ -50,6 +51,12 @@ export async function moveCursor(q: Queryable, c: CursorRow): Promise<void> {
 }
 
 export const countTransactions = (q: Queryable, mint: string) => countOf(q, "SELECT count(*) AS n FROM chain_transactions WHERE mint = ?", [mint]);
+
+/**
+ * The mint's stored transactions, counted apart from the event loop (src/db/apart.ts): every one is an index entry
+ * (the public transaction-sync proof held /healthz 140–173 ms at 2,000,000 on SQLite before).
+ */
+export const transactionCountTask = apartTask("chain-transaction-count", (q, a: { mint: string }) => countTransactions(q, a.mint));
 
 /** The newest `limit` transactions of the mint by slot (signature breaks ties, so pages are stable). */
 export function latestTransactionRows(q: Queryable, mint: string, limit: number): Promise<TransactionView[]> {

@@ -4,19 +4,10 @@
 // Rewards paid are read from the completing event's recorded answer (reward_paid, salutes), not from the
 // mission's current reward: an edited reward does not rewrite what was paid before the edit.
 import type { AppContext } from "../../context";
-import type { Queryable } from "../../db/port";
+import type { Queryable, Store } from "../../db/port";
 import { adminListAnswer } from "../config/inputs";
 import { adminMissionView, missionKeyPage } from "../games/missions";
-import {
-  completedPerDay,
-  completingEvents,
-  enrolledAndCompleted,
-  enrolledPerDay,
-  eventsPerDay,
-  funnelOf,
-  lastEventAt,
-  progressAt,
-} from "../store/mission-stats";
+import { enrolledAndCompleted, funnelOf, lastEventAt, missionWindowTask, progressAt } from "../store/mission-stats";
 import { missionOrThrow } from "./missions-admin";
 import { AMOUNT_KINDS } from "../catalog";
 import { MISSION_WINDOW_DEFAULT_DAYS } from "./missions-model";
@@ -61,20 +52,20 @@ interface PaidAnswer {
 
 /**
  * One mission's figures in [since, until), grouped by UTC day (`byDay`) or as one total (key ""). Three index
- * range reads grouped in SQL; only the completing events (one row per paid completion) come back as rows, their
- * recorded answers summed here.
+ * range reads grouped in SQL, in the read worker (missionWindowTask); only the completing events (one row per paid
+ * completion) come back as rows, their recorded answers summed here.
  */
-async function missionFigures(q: Queryable, key: string, since: string, until: string, byDay: boolean): Promise<Map<string, Figures>> {
+async function missionFigures(store: Store, key: string, since: string, until: string, byDay: boolean): Promise<Map<string, Figures>> {
   const out = new Map<string, ReturnType<typeof emptyFigures>>();
   const at = (d: string) => {
     let f = out.get(d);
     if (!f) out.set(d, (f = emptyFigures()));
     return f;
   };
-  const w = { key, since, until, byDay };
-  for (const r of await enrolledPerDay(q, w)) if (r.n > 0) at(r.d).enrollments = r.n;
-  for (const r of await completedPerDay(q, w)) if (r.n > 0) at(r.d).completions = r.n;
-  for (const r of await eventsPerDay(q, w)) {
+  const read = await store.apart(missionWindowTask, { key, since, until, byDay });
+  for (const r of read.enrolled) if (r.n > 0) at(r.d).enrollments = r.n;
+  for (const r of read.completed) if (r.n > 0) at(r.d).completions = r.n;
+  for (const r of read.events) {
     const e = at(r.d).events;
     if (r.accepted === 1) {
       e.accepted += r.n;
@@ -84,7 +75,7 @@ async function missionFigures(q: Queryable, key: string, since: string, until: s
       if (r.reason !== null && r.reason in e.refused_by_reason) e.refused_by_reason[r.reason as Reason] += r.n;
     }
   }
-  for (const r of await completingEvents(q, w)) {
+  for (const r of read.completing) {
     const answer = JSON.parse(r.result) as PaidAnswer;
     const reward = answer.reward_paid;
     if (!reward || typeof reward !== "object") continue;

@@ -2,7 +2,7 @@ import type { AppContext } from "../../context";
 import { totalPage } from "../../http/pagination";
 import type { AlertsModel, OpsAlertRunSummary } from "./model";
 import { applyAlertTransitions, parseDetails } from "./state";
-import { countRuns, insertRuns, newestRun, rowsOfRuns, type RunRow, runsPage } from "./store";
+import { alertRunsPageTask, insertRuns, newestRun, rowsOfRuns, type RunRow } from "./store";
 
 // The alert-run record (ops_alert_runs): every evaluation, one row per alert per run, written by the alerts-monitor
 // job (monitor.ts) and the preflight detector (source `preflight`). State and notices come from state.ts.
@@ -53,8 +53,7 @@ export function windowOf(ctx: AppContext, days: number) {
 export async function listAlertRuns(ctx: AppContext, f: AlertRunFilter) {
   const w = windowOf(ctx, f.days);
   const filter = { from: w.from, to: w.to, source: f.source, status: f.status };
-  const total = await countRuns(ctx.store, filter);
-  const rows = await runsPage(ctx.store, filter, f.limit, f.offset);
+  const { total, rows } = await ctx.store.apart(alertRunsPageTask, { filter, limit: f.limit, offset: f.offset });
   return { window: w, filter, total, rows: rows.map(toRow), pagination: totalPage(rows, total, f.limit, f.offset).pagination };
 }
 

@@ -92,11 +92,15 @@ export async function flaggedByCompleteRun(q: Queryable, signature: string): Pro
   return row !== null;
 }
 
-/** Matches recorded by complete runs, per declaration. */
+/**
+ * Matches recorded by complete runs, per declaration: down audit_rows_declaration_idx, the matched rows alone. The
+ * CROSS JOIN keeps SQLite's loop on them (with a plain JOIN it walked every row of every complete run: 1.3 s at
+ * 2,000,000 rows); PostgreSQL reads it as an inner join and plans it as one.
+ */
 export async function declarationMatches(q: Queryable): Promise<Map<number, number>> {
   const rows = await q.all<{ id: number; n: number }>(
-    `SELECT r.declaration_id AS id, count(*) AS n FROM audit_rows r JOIN audit_runs u ON u.id = r.run_id
-     WHERE r.declaration_id IS NOT NULL AND u.is_complete = 1 GROUP BY r.declaration_id`,
+    `SELECT r.declaration_id AS id, count(*) AS n FROM audit_rows r CROSS JOIN audit_runs u
+     WHERE u.id = r.run_id AND r.declaration_id IS NOT NULL AND u.is_complete = 1 GROUP BY r.declaration_id`,
   );
   return new Map(rows.map((r) => [r.id, r.n]));
 }
