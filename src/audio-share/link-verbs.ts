@@ -7,7 +7,7 @@ import { hitRecorder } from "./hits";
 import { CODE_PATTERN, describeLink, expiresUnixOf, getLinkOrThrow, linkStore, shortUrlOf, stateOf, usableOrThrow } from "./short-links";
 import { parseCodeOrToken, sameSignature } from "./signing";
 import { hitsOf, linkCounts, revocationOf, revoke } from "./store/links";
-import { eventCountsOf } from "./store/track";
+import { eventCountsTask } from "./store/track";
 
 // The verbs on an existing short link: expand (metadata, any state), resolve (may it be followed?), revoke
 // (operators), stats.
@@ -102,7 +102,7 @@ export async function linkStats(ctx: AppContext, code: string, hours: number) {
   const since = new Date(ctx.clock.now().getTime() - hours * 3_600_000);
   const sinceHour = `${since.toISOString().slice(0, 13)}:00:00Z`;
   const { totals, hourly } = await hitsOf(ctx.store, link.row.id, sinceHour);
-  const events = await eventCountsOf(ctx.store, link.row.id);
+  const events = await ctx.store.apart(eventCountsTask, { linkId: link.row.id });
   return {
     short_code: link.row.code,
     state: stateOf(ctx, link),

@@ -14,10 +14,10 @@ import {
   insertSnapshotRow,
   latestSnapshots,
   newestSnapshotId,
-  pointRows,
   pruneSnapshots,
   SAME_SET,
   serializeSnapshots,
+  uptimePointsTask,
 } from "./store/snapshots";
 import { pruneDeliveries } from "./store/subscribers";
 
@@ -105,36 +105,9 @@ export async function takeStatusSnapshot(
   return storeSnapshot(ctx, await evaluateChecks(ctx, policy), jobRunId, memo);
 }
 
-/**
- * Snapshots from the last one before `startIso` up to `endIso`, as uptime points, each with its check set
- * resolved ("=" → the set in force; the set before the first row is looked up once). Consecutive snapshots
- * that say the same thing (same overall, same degraded checks, same set) and follow each other within
- * maxGapMs become one point spanning them (`last`): 90 days of minutely snapshots are mostly a handful of
- * runs, so the maths stays cheap. The result is exactly what the individual snapshots would give.
- */
-export async function loadPoints(ctx: Pick<AppContext, "store">, startIso: string, endIso: string, maxGapMs: number): Promise<Point[]> {
-  const all = await pointRows(ctx.store, startIso, endIso);
-  if (all.length === 0) return [];
-  let set: string[] = [];
-  if (all[0]!.checks === SAME_SET) {
-    const inForce = await checksInForce(ctx.store, all[0]!.id);
-    set = inForce ? inForce.split(",") : [];
-  }
-  const points: Point[] = [];
-  let prev: (Point & { key: string }) | null = null;
-  for (const { generated_at: generatedAt, overall, degraded, checks } of all) {
-    const at = Date.parse(generatedAt);
-    const changed = checks !== SAME_SET;
-    if (changed) set = checks.split(",");
-    const key = overall + degraded;
-    if (prev && !changed && prev.key === key && at - prev.last! <= maxGapMs) {
-      prev.last = at;
-      continue;
-    }
-    prev = { at, last: at, overall, degraded: degraded === "{}" ? {} : (JSON.parse(degraded) as Record<string, Level>), checks: set, key };
-    points.push(prev);
-  }
-  return points;
+/** Uptime points of [startIso, endIso] (uptimePoints), compacted in the read worker on SQLite (uptimePointsTask). */
+export function loadPoints(ctx: Pick<AppContext, "store">, startIso: string, endIso: string, maxGapMs: number): Promise<Point[]> {
+  return ctx.store.apart(uptimePointsTask, { startIso, endIso, maxGapMs });
 }
 
 /** The latest `limit` snapshots, oldest first (the order a chart draws them). */

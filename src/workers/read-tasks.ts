@@ -1,4 +1,5 @@
 import { transactionCountTask } from "../chain/store/transactions";
+import { eventCountsTask } from "../audio-share/store/track";
 import type { ApartTask } from "../db/apart";
 import { missionWindowTask } from "../messenger/store/mission-stats";
 import { alertRunsPageTask } from "../ops/alerts/store";
@@ -7,6 +8,7 @@ import { hourCountsTask } from "../http/request-log/catchup";
 import { reliabilityTask } from "../status/checks/reliability";
 import { promotionEvidenceTask } from "../sandbox/store";
 import { requestOutcomesTask } from "../status/store/read-models";
+import { uptimePointsTask } from "../status/store/snapshots";
 import { filteredCountsTask } from "../transparency/store/rows";
 import { deadLettersCsvTask } from "../webhooks/dead-letters-export";
 import { deadLetterNamesTask, deadLetterRowsTask, operatorDeadLettersTask, stateCountsTask } from "../webhooks/deliveries-store";
@@ -30,6 +32,8 @@ const ALL: ReadonlyArray<ApartTask<never, unknown>> = [
   transactionCountTask,
   alertRunsPageTask,
   missionWindowTask,
+  uptimePointsTask,
+  eventCountsTask,
 ];
 
 export const TASKS: ReadonlyMap<string, ApartTask<unknown, unknown>> = new Map(ALL.map((t) => [t.name, t as ApartTask<unknown, unknown>]));
